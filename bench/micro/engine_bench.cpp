@@ -1,0 +1,102 @@
+// Parse + unmask + UTF-8 validate throughput of the frame engine, next to
+// memcpy of the same bytes (the physical limit of touching them once).
+//
+//   build/bin/framegate-micro-bench --benchmark_counters_tabular=true
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "common/utf8.hpp"
+#include "gateway/ws/message_reader.hpp"
+
+namespace {
+
+using namespace fg;
+
+// `count` masked text frames of `payload` ASCII bytes each, back to back.
+std::vector<std::uint8_t> make_frames(std::size_t payload, std::size_t count) {
+  std::mt19937 rng(42);
+  std::vector<std::uint8_t> out;
+  for (std::size_t f = 0; f < count; ++f) {
+    out.push_back(0x81);
+    if (payload < 126) {
+      out.push_back(static_cast<std::uint8_t>(0x80 | payload));
+    } else if (payload <= 0xFFFF) {
+      out.push_back(0x80 | 126);
+      out.push_back(static_cast<std::uint8_t>(payload >> 8));
+      out.push_back(static_cast<std::uint8_t>(payload));
+    } else {
+      out.push_back(0x80 | 127);
+      for (int i = 7; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(payload >> (8 * i)));
+    }
+    std::uint8_t mask[4];
+    for (auto& m : mask) m = static_cast<std::uint8_t>(rng());
+    out.insert(out.end(), mask, mask + 4);
+    for (std::size_t i = 0; i < payload; ++i) out.push_back(static_cast<std::uint8_t>(('a' + i % 26) ^ mask[i % 4]));
+  }
+  return out;
+}
+
+struct counting_handler {
+  std::size_t messages = 0;
+  std::size_t bytes = 0;
+  void on_message(ws::opcode, std::span<std::uint8_t> p) {
+    ++messages;
+    bytes += p.size();
+  }
+  void on_ping(std::span<std::uint8_t>) {}
+  void on_pong(std::span<std::uint8_t>) {}
+  void on_close(std::uint16_t, std::string_view) {}
+};
+
+// About 256 KiB of frames per iteration, so small frames are measured in bulk.
+std::size_t frames_for(std::size_t payload) { return std::max<std::size_t>(1, (256 * 1024) / (payload + 14)); }
+
+void bm_parse_unmask_validate(benchmark::State& state) {
+  const auto payload = static_cast<std::size_t>(state.range(0));
+  const auto pristine = make_frames(payload, frames_for(payload));
+  std::vector<std::uint8_t> work(pristine.size());
+  ws::reader_options opt;
+  opt.limits.max_message_size = 1 << 20;
+  counting_handler h;
+  for (auto _ : state) {
+    state.PauseTiming();  // unmasking is in place: restore the masked bytes
+    std::memcpy(work.data(), pristine.data(), pristine.size());
+    state.ResumeTiming();
+    ws::message_reader reader;
+    if (reader.feed(work, opt, h) != ws::error::none) state.SkipWithError("parse error");
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * pristine.size()));
+  state.counters["msgs/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * frames_for(payload)), benchmark::Counter::kIsRate);
+}
+
+void bm_memcpy(benchmark::State& state) {
+  const auto payload = static_cast<std::size_t>(state.range(0));
+  const auto src = make_frames(payload, frames_for(payload));
+  std::vector<std::uint8_t> dst(src.size());
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), src.size());
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * src.size()));
+}
+
+void bm_utf8_ascii(benchmark::State& state) {
+  std::vector<std::uint8_t> text(static_cast<std::size_t>(state.range(0)), 'x');
+  for (auto _ : state) {
+    utf8_validator v;
+    benchmark::DoNotOptimize(v.feed(text));
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
+}
+
+}  // namespace
+
+BENCHMARK(bm_parse_unmask_validate)->Arg(16)->Arg(256)->Arg(4096)->Arg(65536);
+BENCHMARK(bm_memcpy)->Arg(16)->Arg(256)->Arg(4096)->Arg(65536);
+BENCHMARK(bm_utf8_ascii)->Arg(256)->Arg(65536);
+BENCHMARK_MAIN();

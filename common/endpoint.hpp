@@ -1,0 +1,19 @@
+// "HOST:PORT" strings as the command line takes them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace fg {
+
+struct host_port {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+// Parses "HOST:PORT", "[v6]:PORT" or ":PORT" (all interfaces). Throws
+// std::invalid_argument with a one-line message on anything else.
+host_port parse_host_port(std::string_view text);
+
+}  // namespace fg

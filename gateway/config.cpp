@@ -1,0 +1,142 @@
+#include "gateway/config.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+namespace fg::gateway {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto b = item.find_first_not_of(" \t");
+    const auto e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+std::chrono::milliseconds to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000.0)));
+}
+
+}  // namespace
+
+gateway_config parse_gateway_config(int argc, char** argv) {
+  gateway_config cfg;
+  CLI::App app{
+      "framegate-gateway: terminates WebSocket connections (RFC 6455) and hands messages on.\n"
+      "Every option can also be set by the environment variable shown beside it."};
+  app.get_formatter()->column_width(44);
+
+  std::string listen = "0.0.0.0:8080";
+  std::string origins, subprotocols, policy = "close";
+  double handshake_timeout = 5, close_timeout = 5, idle_ping = 30, pong_timeout = 10;
+  std::uint64_t max_message_size = cfg.reader.limits.max_message_size;
+  std::uint32_t max_fragments = cfg.reader.limits.max_fragments;
+  bool skip_utf8 = false;
+
+  app.add_option("--listen", listen, "Address to accept WebSocket clients on, HOST:PORT (port 0: any free port)")
+      ->envname("FRAMEGATE_LISTEN")
+      ->capture_default_str();
+  app.add_option("--threads", cfg.threads, "I/O threads, each with its own event loop (0: one per core)")
+      ->envname("FRAMEGATE_THREADS")
+      ->capture_default_str();
+  app.add_flag("--echo", cfg.echo, "Diagnostic mode: answer every message with itself, no worker")
+      ->envname("FRAMEGATE_ECHO");
+  app.add_option("--max-message-size", max_message_size, "Largest message in bytes; larger ones close with 1009")
+      ->envname("FRAMEGATE_MAX_MESSAGE_SIZE")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--max-fragments", max_fragments, "Most frames in one message; more close with 1009")
+      ->envname("FRAMEGATE_MAX_FRAGMENTS")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-header-bytes", cfg.max_header_bytes, "Largest handshake header block; larger gets 431")
+      ->envname("FRAMEGATE_MAX_HEADER_BYTES")
+      ->capture_default_str()
+      ->check(CLI::Range(256, 1 << 20));
+  app.add_option("--handshake-timeout", handshake_timeout, "Seconds a client has to complete the handshake")
+      ->envname("FRAMEGATE_HANDSHAKE_TIMEOUT")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--close-timeout", close_timeout, "Seconds to wait for the peer's close frame before dropping TCP")
+      ->envname("FRAMEGATE_CLOSE_TIMEOUT")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--idle-ping", idle_ping, "Seconds of client silence before the gateway pings")
+      ->envname("FRAMEGATE_IDLE_PING")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--pong-timeout", pong_timeout, "Seconds to wait for any frame after a ping before closing (1011)")
+      ->envname("FRAMEGATE_PONG_TIMEOUT")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--origin", origins, "Comma-separated allowed Origin values (default: any); others get 403")
+      ->envname("FRAMEGATE_ORIGIN");
+  app.add_option("--subprotocol", subprotocols,
+                 "Comma-separated supported subprotocols; the client's first supported offer is selected")
+      ->envname("FRAMEGATE_SUBPROTOCOL");
+  app.add_option("--max-connections", cfg.max_connections, "Most open connections; beyond it handshakes get 503")
+      ->envname("FRAMEGATE_MAX_CONNECTIONS")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-send-queue", cfg.max_send_queue, "Bytes queued for one slow client before the policy applies")
+      ->envname("FRAMEGATE_MAX_SEND_QUEUE")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 34));
+  app.add_option("--send-queue-policy", policy, "At the send-queue limit: close (1008) or drop new messages")
+      ->envname("FRAMEGATE_SEND_QUEUE_POLICY")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"close", "drop"}));
+  app.add_flag("--skip-utf8-validation", skip_utf8, "Do not validate text messages (trusted clients only)")
+      ->envname("FRAMEGATE_SKIP_UTF8_VALIDATION");
+  app.add_option("--rcvbuf", cfg.rcvbuf, "SO_RCVBUF of client sockets in bytes (0: kernel default)")
+      ->envname("FRAMEGATE_RCVBUF")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--sndbuf", cfg.sndbuf, "SO_SNDBUF of client sockets in bytes (0: kernel default)")
+      ->envname("FRAMEGATE_SNDBUF")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--log-level", cfg.log_level, "trace, debug, info, warn, error or off")
+      ->envname("FRAMEGATE_LOG_LEVEL")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+
+  try {
+    app.parse(argc, argv);
+    cfg.listen = parse_host_port(listen);
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", app.help().c_str());
+    std::exit(0);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "framegate-gateway: %s\n", e.what());
+    std::exit(2);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "framegate-gateway: --listen: %s\n", e.what());
+    std::exit(2);
+  }
+
+  if (cfg.threads == 0) cfg.threads = std::max(1u, std::thread::hardware_concurrency());
+  cfg.reader.limits.max_message_size = max_message_size;
+  cfg.reader.limits.max_fragments = max_fragments;
+  cfg.reader.validate_utf8 = !skip_utf8;
+  cfg.handshake.allowed_origins = split_list(origins);
+  cfg.handshake.subprotocols = split_list(subprotocols);
+  cfg.handshake_timeout = to_ms(handshake_timeout);
+  cfg.close_timeout = to_ms(close_timeout);
+  cfg.idle_ping = to_ms(idle_ping);
+  cfg.pong_timeout = to_ms(pong_timeout);
+  cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;
+  return cfg;
+}
+
+}  // namespace fg::gateway

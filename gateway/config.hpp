@@ -1,0 +1,47 @@
+// Every gateway option in one struct: limits, timeouts and policies.
+// Filled from the command line and FRAMEGATE_* environment variables.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/endpoint.hpp"
+#include "gateway/http/handshake.hpp"
+#include "gateway/ws/message_reader.hpp"
+
+namespace fg::gateway {
+
+enum class overflow_policy { close, drop };
+
+struct gateway_config {
+  host_port listen{"0.0.0.0", 8080};
+  unsigned threads = 0;  // 0: one per core
+  bool echo = false;
+
+  ws::reader_options reader{};  // max message size, max fragments, UTF-8
+  std::size_t max_header_bytes = 8192;
+  http::handshake_options handshake{};
+
+  std::chrono::milliseconds handshake_timeout{5000};
+  std::chrono::milliseconds close_timeout{5000};
+  std::chrono::milliseconds idle_ping{30000};
+  std::chrono::milliseconds pong_timeout{10000};
+
+  std::size_t max_connections = 100000;
+  std::size_t max_send_queue = 1024 * 1024;
+  overflow_policy send_queue_policy = overflow_policy::close;
+
+  int rcvbuf = 0;  // 0: kernel default
+  int sndbuf = 0;
+
+  std::string log_level = "info";
+};
+
+// Parses argv (and the environment). On --help prints usage and exits 0;
+// on a bad option prints one line to stderr and exits 2.
+gateway_config parse_gateway_config(int argc, char** argv);
+
+}  // namespace fg::gateway

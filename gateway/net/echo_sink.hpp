@@ -1,0 +1,17 @@
+// Diagnostic echo: every message goes straight back to its sender with the
+// same opcode. Used to test and benchmark the engine with no worker.
+#pragma once
+
+#include "gateway/net/message_sink.hpp"
+#include "gateway/net/session.hpp"
+
+namespace fg::gateway {
+
+class echo_sink final : public message_sink {
+ public:
+  void on_open(session&) override {}
+  void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) override { s.send(op, payload); }
+  void on_close(session&, std::uint16_t) override {}
+};
+
+}  // namespace fg::gateway

@@ -1,0 +1,153 @@
+#include "gateway/net/io_thread.hpp"
+
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+
+#include "common/logging.hpp"
+
+namespace fg::gateway {
+
+namespace asio = boost::asio;
+
+io_thread::io_thread(gateway_shared& shared, unsigned index)
+    : shared_(shared), index_(index), tick_(io_.get_executor()) {
+  // Tick often enough to honour the shortest configured timeout to within
+  // a quarter of it, but no more than 100 times a second.
+  const auto& c = shared.config;
+  const auto shortest = std::min({c.handshake_timeout, c.close_timeout, c.idle_ping, c.pong_timeout});
+  tick_interval_ = std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  cork_.reserve(64 * 1024);
+}
+
+io_thread::~io_thread() {
+  join();
+  // After a forced stop some connections may remain: end them while every
+  // member is still alive, so their destructors find the thread intact.
+  shutting_down_ = true;
+  boost::system::error_code ignored;
+  if (acceptor_) acceptor_->close(ignored);
+  tick_.cancel();
+  for (session* s = head_; s != nullptr; s = s->next_) s->terminate();
+  io_.restart();
+  io_.run();
+}
+
+void io_thread::start(acceptor_type acceptor) {
+  acceptor_ = std::make_unique<acceptor_type>(std::move(acceptor));
+  do_accept();
+  schedule_tick();
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+void io_thread::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void io_thread::request_shutdown() {
+  asio::post(io_, [this] { begin_shutdown(); });
+}
+
+std::uint32_t io_thread::now_ms() const noexcept {
+  return static_cast<std::uint32_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - epoch_).count());
+}
+
+void io_thread::do_accept() {
+  acceptor_->async_accept([this](boost::system::error_code ec, tcp_socket socket) {
+    if (ec == asio::error::operation_aborted || shutting_down_) return;
+    if (!ec) {
+      ++counters_.connections_opened;
+      std::make_shared<session>(*this, std::move(socket))->start();
+    } else if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space) {
+      // Out of file descriptors: back off instead of spinning on accept.
+      component_logger("gateway")->warn("accept failed: {}", ec.message());
+      auto retry = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(100));
+      retry->async_wait([this, retry](boost::system::error_code) { do_accept(); });
+      return;
+    }
+    do_accept();
+  });
+}
+
+void io_thread::schedule_tick() {
+  tick_.expires_after(tick_interval_);
+  tick_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    on_tick();
+  });
+}
+
+void io_thread::on_tick() {
+  const std::uint32_t now = now_ms();
+  for (session* s = head_; s != nullptr;) {
+    session* next = s->next_;  // a session only unlinks itself when destroyed, never during this loop
+    s->on_tick(now);
+    s = next;
+  }
+  uncork();
+  if (shutting_down_) {
+    if (session_count_ == 0) return;  // nothing keeps the loop alive: run() returns
+    if (static_cast<std::int32_t>(now - shutdown_deadline_ms_) >= 0) {
+      component_logger("gateway")->warn("thread {}: {} connections did not close in time", index_, session_count_);
+      io_.stop();
+      return;
+    }
+  }
+  schedule_tick();
+}
+
+void io_thread::begin_shutdown() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  boost::system::error_code ignored;
+  if (acceptor_) acceptor_->close(ignored);
+  for (session* s = head_; s != nullptr; s = s->next_) s->go_away();
+  uncork();
+  const auto grace = shared_.config.close_timeout + std::chrono::milliseconds(500);
+  shutdown_deadline_ms_ = now_ms() + static_cast<std::uint32_t>(grace.count());
+}
+
+byte_buffer& io_thread::cork_for(session& s) {
+  if (cork_owner_ != &s) {
+    if (cork_owner_ != nullptr && !cork_.empty()) cork_owner_->flush(cork_);
+    cork_.clear();
+    cork_owner_ = &s;
+  }
+  return cork_;
+}
+
+void io_thread::uncork() {
+  if (cork_owner_ == nullptr) return;
+  session* owner = cork_owner_;
+  cork_owner_ = nullptr;
+  if (!cork_.empty()) owner->flush(cork_);
+  cork_.clear();
+}
+
+void io_thread::forget_cork(const session& s) noexcept {
+  if (cork_owner_ == &s) {
+    cork_owner_ = nullptr;
+    cork_.clear();
+  }
+}
+
+void io_thread::add(session& s) noexcept {
+  s.prev_ = nullptr;
+  s.next_ = head_;
+  if (head_ != nullptr) head_->prev_ = &s;
+  head_ = &s;
+  ++session_count_;
+}
+
+void io_thread::remove(session& s) noexcept {
+  if (s.prev_ != nullptr)
+    s.prev_->next_ = s.next_;
+  else
+    head_ = s.next_;
+  if (s.next_ != nullptr) s.next_->prev_ = s.prev_;
+  s.prev_ = s.next_ = nullptr;
+  --session_count_;
+}
+
+}  // namespace fg::gateway

@@ -1,0 +1,112 @@
+// One event loop and everything its connections share: the read buffer,
+// the cork, the buffer pool, the housekeeping tick and the session list.
+// A connection never leaves its thread; post() is the only way in.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "common/byte_buffer.hpp"
+#include "gateway/config.hpp"
+#include "gateway/net/message_sink.hpp"
+#include "gateway/net/session.hpp"
+
+namespace fg::gateway {
+
+// Counters of one thread; summed on demand (metrics come in a later layer).
+struct thread_counters {
+  std::uint64_t connections_opened = 0;
+  std::uint64_t handshakes_refused = 0;
+  std::uint64_t protocol_errors = 0;
+  std::uint64_t messages_in = 0;
+  std::uint64_t messages_out = 0;
+  std::uint64_t dropped_messages = 0;
+  std::uint64_t overflow_closes = 0;
+};
+
+// State shared by every thread of one gateway.
+struct gateway_shared {
+  const gateway_config& config;
+  message_sink& sink;
+  std::atomic<std::size_t> open_connections{0};
+  std::atomic<std::uint64_t> next_session_id{1};
+};
+
+class io_thread {
+ public:
+  using acceptor_type =
+      boost::asio::basic_socket_acceptor<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
+
+  io_thread(gateway_shared& shared, unsigned index);
+  ~io_thread();
+
+  [[nodiscard]] boost::asio::io_context& context() noexcept { return io_; }
+  [[nodiscard]] const gateway_config& config() const noexcept { return shared_.config; }
+  [[nodiscard]] gateway_shared& shared() noexcept { return shared_; }
+  [[nodiscard]] thread_counters& counters() noexcept { return counters_; }
+  [[nodiscard]] unsigned index() const noexcept { return index_; }
+
+  // Takes an acceptor bound to the listen address (SO_REUSEPORT) and starts
+  // the loop's thread.
+  void start(acceptor_type acceptor);
+  // From any thread: stop accepting, close every connection with 1001, and
+  // let the loop end once they are gone (bounded by the close timeout).
+  void request_shutdown();
+  void join();
+
+  // The thread's read buffer: every connection reads into it, one at a time.
+  [[nodiscard]] std::span<std::uint8_t> read_buffer() noexcept { return read_buffer_; }
+
+  // Output produced during a loop turn goes here; flushed by uncork().
+  byte_buffer& cork_for(session& s);
+  [[nodiscard]] std::size_t corked_bytes(const session& s) const noexcept {
+    return cork_owner_ == &s ? cork_.size() : 0;
+  }
+  void uncork();
+  void forget_cork(const session& s) noexcept;
+
+  // Milliseconds since the loop started (wraps after 49 days; compare by difference).
+  [[nodiscard]] std::uint32_t now_ms() const noexcept;
+
+  void add(session& s) noexcept;
+  void remove(session& s) noexcept;
+  [[nodiscard]] std::size_t session_count() const noexcept { return session_count_; }
+
+ private:
+  void do_accept();
+  void schedule_tick();
+  void on_tick();
+  void begin_shutdown();
+
+  gateway_shared& shared_;
+  unsigned index_;
+  boost::asio::io_context io_{1};
+  std::unique_ptr<acceptor_type> acceptor_;
+  boost::asio::basic_waitable_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>,
+                                    boost::asio::io_context::executor_type>
+      tick_;
+  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+  std::chrono::milliseconds tick_interval_{100};
+  std::thread thread_;
+
+  std::array<std::uint8_t, 64 * 1024> read_buffer_{};
+  byte_buffer cork_;
+  session* cork_owner_ = nullptr;
+
+  session* head_ = nullptr;
+  std::size_t session_count_ = 0;
+  bool shutting_down_ = false;
+  std::uint32_t shutdown_deadline_ms_ = 0;
+  thread_counters counters_;
+};
+
+}  // namespace fg::gateway

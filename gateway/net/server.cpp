@@ -1,0 +1,84 @@
+#include "gateway/net/server.hpp"
+
+#include <boost/asio/detail/socket_option.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "common/logging.hpp"
+
+namespace fg::gateway {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+
+server::server(const gateway_config& config, message_sink& sink) : shared_{config, sink} {
+  for (unsigned i = 0; i < config.threads; ++i) threads_.push_back(std::make_unique<io_thread>(shared_, i));
+}
+
+server::~server() {
+  request_shutdown();
+  join();
+}
+
+void server::start() {
+  const auto& cfg = shared_.config;
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(cfg.listen.host, ec);
+  if (ec) throw std::system_error(ec, "invalid listen address '" + cfg.listen.host + "'");
+  tcp::endpoint endpoint(address, cfg.listen.port);
+
+  std::vector<io_thread::acceptor_type> acceptors;
+  for (auto& t : threads_) {
+    io_thread::acceptor_type acceptor(t->context().get_executor());
+    acceptor.open(endpoint.protocol());
+    acceptor.set_option(asio::socket_base::reuse_address(true));
+    acceptor.set_option(reuse_port(true));
+    acceptor.bind(endpoint, ec);
+    if (ec) throw std::system_error(ec, "cannot listen on " + cfg.listen.host + ":" + std::to_string(endpoint.port()));
+    acceptor.listen(asio::socket_base::max_listen_connections);
+    endpoint.port(acceptor.local_endpoint().port());  // the others join the port the first one got
+    acceptors.push_back(std::move(acceptor));
+  }
+  port_ = endpoint.port();
+  for (std::size_t i = 0; i < threads_.size(); ++i) threads_[i]->start(std::move(acceptors[i]));
+  component_logger("gateway")->info("listening on {}:{} with {} thread(s){}", cfg.listen.host, port_, threads_.size(),
+                                    cfg.echo ? " in echo mode" : "");
+}
+
+void server::run_until_signal() {
+  asio::io_context signals_io;
+  asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+  signals.async_wait([this](boost::system::error_code ec, int signo) {
+    if (ec) return;
+    component_logger("gateway")->info("signal {}: closing connections (1001)", signo);
+    request_shutdown();
+  });
+  signals_io.run();
+  join();
+}
+
+void server::request_shutdown() {
+  for (auto& t : threads_) t->request_shutdown();
+}
+
+void server::join() {
+  for (auto& t : threads_) t->join();
+}
+
+thread_counters server::totals() const {
+  thread_counters sum;
+  for (const auto& t : threads_) {
+    const auto& c = t->counters();
+    sum.connections_opened += c.connections_opened;
+    sum.handshakes_refused += c.handshakes_refused;
+    sum.protocol_errors += c.protocol_errors;
+    sum.messages_in += c.messages_in;
+    sum.messages_out += c.messages_out;
+    sum.dropped_messages += c.dropped_messages;
+    sum.overflow_closes += c.overflow_closes;
+  }
+  return sum;
+}
+
+}  // namespace fg::gateway

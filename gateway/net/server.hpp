@@ -1,0 +1,40 @@
+// The gateway process: N I/O threads, each with its own acceptor on the
+// listen address (SO_REUSEPORT lets the kernel spread new connections), and
+// the signal handling that drains them on SIGINT/SIGTERM.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "gateway/config.hpp"
+#include "gateway/net/io_thread.hpp"
+#include "gateway/net/message_sink.hpp"
+
+namespace fg::gateway {
+
+class server {
+ public:
+  server(const gateway_config& config, message_sink& sink);
+  ~server();
+
+  // Binds every acceptor (throws std::system_error with a clear message if
+  // the address is taken) and starts the threads.
+  void start();
+  // The bound port (useful with --listen HOST:0).
+  [[nodiscard]] unsigned short port() const noexcept { return port_; }
+  // Blocks until SIGINT/SIGTERM, then closes every connection with 1001
+  // and waits for the threads (bounded by the close timeout).
+  void run_until_signal();
+  // Starts the same drain from code (tests, embedding).
+  void request_shutdown();
+  void join();
+
+  [[nodiscard]] thread_counters totals() const;
+
+ private:
+  gateway_shared shared_;
+  std::vector<std::unique_ptr<io_thread>> threads_;
+  unsigned short port_ = 0;
+};
+
+}  // namespace fg::gateway

@@ -1,0 +1,361 @@
+#include "gateway/net/session.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include "common/buffer_pool.hpp"
+#include "common/logging.hpp"
+#include "gateway/http/handshake.hpp"
+#include "gateway/net/io_thread.hpp"
+#include "gateway/ws/frame_writer.hpp"
+
+namespace fg::gateway {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using boost::system::error_code;
+
+// Lives only until the handshake is done, so an open connection pays
+// nothing for HTTP parsing.
+struct handshake_state {
+  explicit handshake_state(std::size_t max_header_bytes) : buffer(max_header_bytes + 64 * 1024) {
+    parser.header_limit(static_cast<std::uint32_t>(max_header_bytes));
+    parser.body_limit(0);
+  }
+  beast::flat_buffer buffer;
+  beast::http::request_parser<beast::http::empty_body> parser;
+};
+
+namespace {
+bool due(std::uint32_t now, std::uint32_t deadline) { return static_cast<std::int32_t>(now - deadline) >= 0; }
+std::uint32_t ms(std::chrono::milliseconds d) { return static_cast<std::uint32_t>(d.count()); }
+}  // namespace
+
+session::session(io_thread& home, tcp_socket socket)
+    : home_(home), socket_(std::move(socket)), id_(home.shared().next_session_id.fetch_add(1)) {
+  home_.add(*this);
+}
+
+session::~session() {
+  home_.forget_cork(*this);
+  home_.remove(*this);
+  if (backlog_.capacity() != 0) buffer_pool::this_thread().release(std::move(backlog_));
+  if (counted_) home_.shared().open_connections.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void session::start() {
+  const auto& cfg = home_.config();
+  error_code ec;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  if (cfg.rcvbuf > 0) socket_.set_option(asio::socket_base::receive_buffer_size(cfg.rcvbuf), ec);
+  if (cfg.sndbuf > 0) socket_.set_option(asio::socket_base::send_buffer_size(cfg.sndbuf), ec);
+  socket_.non_blocking(true, ec);
+  if (ec) return abort();
+  handshake_ = std::make_unique<handshake_state>(cfg.max_header_bytes);
+  deadline_ms_ = home_.now_ms() + ms(cfg.handshake_timeout);
+  do_read_handshake();
+}
+
+// ---------------------------------------------------------------- handshake
+
+void session::do_read_handshake() {
+  beast::http::async_read(socket_, handshake_->buffer, handshake_->parser,
+                          [self = shared_from_this()](error_code ec, std::size_t) { self->on_handshake(ec); });
+}
+
+void session::on_handshake(error_code ec) {
+  if (phase_ != phase::handshake) return;
+  if (ec == beast::http::error::header_limit) return refuse(431, "request header block too large");
+  if (ec == beast::http::error::body_limit) return refuse(400, "a WebSocket handshake carries no body");
+  if (ec == asio::error::operation_aborted) return;
+  if (ec == beast::http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset)
+    return abort();
+  if (ec) return refuse(400, "malformed HTTP request");
+
+  const auto& cfg = home_.config();
+  const auto verdict = http::evaluate_handshake(handshake_->parser.get().base(), cfg.handshake);
+  if (!verdict.accepted()) return refuse(verdict.status, verdict.reason);
+
+  auto& open = home_.shared().open_connections;
+  if (open.fetch_add(1, std::memory_order_relaxed) >= cfg.max_connections) {
+    open.fetch_sub(1, std::memory_order_relaxed);
+    return refuse(503, "connection limit reached, try later");
+  }
+  counted_ = true;
+
+  // Bytes the client sent after its request (frames, pipelined) are kept.
+  const auto rest = handshake_->buffer.data();
+  std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
+  std::memcpy(pipelined.data(), rest.data(), pipelined.size());
+  accept(http::accept_response(verdict), pipelined);
+}
+
+void session::refuse(unsigned status, std::string_view reason) {
+  ++home_.counters().handshakes_refused;
+  const std::string response = http::refusal_response(status, reason);
+  auto& out = home_.cork_for(*this);
+  out.append(response.data(), response.size());
+  handshake_.reset();
+  phase_ = phase::draining;
+  deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
+  home_.uncork();
+  if (phase_ == phase::closed) return;
+  shutdown_send();
+  do_wait_read();
+}
+
+void session::accept(std::string_view response, std::span<const std::uint8_t> pipelined) {
+  handshake_.reset();
+  phase_ = phase::open;
+  last_rx_ms_ = home_.now_ms();
+  auto& out = home_.cork_for(*this);
+  out.append(response.data(), response.size());
+  home_.shared().sink.on_open(*this);
+  if (!pipelined.empty()) {
+    // The pipelined copy sits at the start of the read buffer; parse it in place.
+    consume(home_.read_buffer().first(pipelined.size()));
+  }
+  home_.uncork();
+  if (phase_ != phase::closed) do_wait_read();
+}
+
+// ---------------------------------------------------------------- reading
+
+void session::do_wait_read() {
+  if (reading_) return;
+  reading_ = true;
+  socket_.async_wait(tcp_socket::wait_read, [self = shared_from_this()](error_code ec) { self->on_readable(ec); });
+}
+
+void session::on_readable(error_code ec) {
+  reading_ = false;
+  if (ec || phase_ == phase::closed) {
+    if (ec != asio::error::operation_aborted) abort();
+    return;
+  }
+  auto buffer = home_.read_buffer();
+  const std::size_t n = socket_.read_some(asio::buffer(buffer.data(), buffer.size()), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return do_wait_read();
+  if (ec) return abort();  // EOF or reset: a clean close has already finished us, anything else is 1006
+
+  last_rx_ms_ = home_.now_ms();
+  ping_outstanding_ = false;  // any traffic proves the peer is alive
+  consume(buffer.first(n));
+  home_.uncork();
+  if (phase_ != phase::closed) do_wait_read();
+}
+
+void session::consume(std::span<std::uint8_t> bytes) {
+  if (phase_ != phase::open && phase_ != phase::closing) return;  // draining: discard until EOF
+  const ws::error e = reader_.feed(bytes, home_.config().reader, *this);
+  if (e != ws::error::none && (phase_ == phase::open || phase_ == phase::closing)) fail(e);
+}
+
+void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
+  if (phase_ != phase::open) return;  // data after our close frame is discarded (RFC 6455 §5.5.1)
+  ++home_.counters().messages_in;
+  home_.shared().sink.on_message(*this, op, payload);
+}
+
+void session::on_ping(std::span<std::uint8_t> payload) {
+  if (phase_ == phase::open) send_frame(ws::opcode::pong, payload, true);
+}
+
+void session::on_pong(std::span<std::uint8_t>) { ping_outstanding_ = false; }
+
+void session::on_close(std::uint16_t code, std::string_view) {
+  if (phase_ == phase::open) {
+    // Echo the peer's code (RFC 6455 §5.5.1), then close TCP first (§7.1.1).
+    if (code == ws::close_code::no_status)
+      send_frame(ws::opcode::close, {}, true);
+    else
+      send_close_frame(code, {});
+    leave_open(code);
+  }
+  finish();
+}
+
+// ---------------------------------------------------------------- writing
+
+void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
+  if (phase_ != phase::open) return;
+  ++home_.counters().messages_out;
+  send_frame(op, payload, false);
+}
+
+void session::send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit) {
+  if (phase_ == phase::draining || phase_ == phase::closed) return;
+  const std::size_t frame_size = ws::frame_header_size(payload.size()) + payload.size();
+  const auto& cfg = home_.config();
+  if (!exempt_from_limit) {
+    const std::size_t queued = (backlog_.size() - backlog_head_) + home_.corked_bytes(*this);
+    if (queued + frame_size > cfg.max_send_queue) {
+      if (cfg.send_queue_policy == overflow_policy::drop) {
+        ++home_.counters().dropped_messages;
+        return;
+      }
+      ++home_.counters().overflow_closes;
+      close(ws::close_code::policy_violation, "send queue full");
+      return;
+    }
+  }
+  auto& out = home_.cork_for(*this);
+  std::uint8_t* p = out.prepare(frame_size);
+  const std::size_t h = ws::write_frame_header(p, op, payload.size());
+  if (!payload.empty()) std::memcpy(p + h, payload.data(), payload.size());
+  out.commit(frame_size);
+}
+
+void session::send_close_frame(std::uint16_t code, std::string_view reason) {
+  std::uint8_t payload[125];
+  payload[0] = static_cast<std::uint8_t>(code >> 8);
+  payload[1] = static_cast<std::uint8_t>(code);
+  const std::size_t n = std::min<std::size_t>(reason.size(), sizeof payload - 2);
+  std::memcpy(payload + 2, reason.data(), n);
+  send_frame(ws::opcode::close, std::span<const std::uint8_t>(payload, n + 2), true);
+}
+
+void session::flush(byte_buffer& corked) {
+  if (corked.empty() || phase_ == phase::closed) return;
+  std::span<const std::uint8_t> pending = corked.span();
+  if (!writing_) {
+    error_code ec;
+    const std::size_t n = socket_.write_some(asio::buffer(pending.data(), pending.size()), ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
+    pending = pending.subspan(ec ? 0 : n);
+  }
+  if (!pending.empty()) {
+    if (backlog_.capacity() == 0) backlog_ = buffer_pool::this_thread().acquire();
+    backlog_.append(pending);
+    do_wait_write();
+  } else if (phase_ == phase::draining) {
+    shutdown_send();
+  }
+}
+
+void session::do_wait_write() {
+  if (writing_) return;
+  writing_ = true;
+  socket_.async_wait(tcp_socket::wait_write, [self = shared_from_this()](error_code ec) { self->on_writable(ec); });
+}
+
+void session::on_writable(error_code ec) {
+  writing_ = false;
+  if (ec || phase_ == phase::closed) {
+    if (ec != asio::error::operation_aborted) abort();
+    return;
+  }
+  const std::size_t left = backlog_.size() - backlog_head_;
+  const std::size_t n = socket_.write_some(asio::buffer(backlog_.data() + backlog_head_, left), ec);
+  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
+  if (!ec) backlog_head_ += n;
+  if (backlog_head_ < backlog_.size()) {
+    if (backlog_head_ > backlog_.size() / 2) {  // compact now and then, not on every partial write
+      backlog_.consume(backlog_head_);
+      backlog_head_ = 0;
+    }
+    return do_wait_write();
+  }
+  backlog_head_ = 0;
+  buffer_pool::this_thread().release(std::move(backlog_));
+  if (phase_ == phase::draining) shutdown_send();
+}
+
+// ---------------------------------------------------------------- closing
+
+void session::close(std::uint16_t code, std::string_view reason) {
+  if (phase_ != phase::open) return;
+  send_close_frame(code, reason);
+  leave_open(code);
+  phase_ = phase::closing;
+  deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
+}
+
+void session::fail(ws::error e) {
+  ++home_.counters().protocol_errors;
+  const std::uint16_t code = ws::close_code_for(e);
+  if (phase_ == phase::open) {
+    send_close_frame(code, ws::to_string(e));
+    leave_open(code);
+  }
+  // Failing the connection (RFC 6455 §7.1.7): no need to wait for the peer.
+  finish();
+}
+
+void session::leave_open(std::uint16_t code) {
+  phase_ = phase::closing;
+  home_.shared().sink.on_close(*this, code);
+}
+
+void session::go_away() {
+  if (phase_ == phase::handshake) return abort();
+  close(ws::close_code::going_away, "server shutting down");
+}
+
+void session::finish() {
+  if (phase_ == phase::draining || phase_ == phase::closed) return;
+  phase_ = phase::draining;
+  reader_.release_buffers();
+  deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
+  // The FIN goes out once the backlog (and the cork) are written; see flush().
+  if (!writing_ && home_.corked_bytes(*this) == 0) shutdown_send();
+}
+
+void session::shutdown_send() {
+  if (write_shut_) return;
+  write_shut_ = true;
+  error_code ec;
+  socket_.shutdown(tcp_socket::shutdown_send, ec);
+}
+
+void session::abort() {
+  if (phase_ == phase::closed) return;
+  if (phase_ == phase::open) leave_open(ws::close_code::abnormal);
+  phase_ = phase::closed;
+  handshake_.reset();
+  reader_.release_buffers();
+  home_.forget_cork(*this);
+  error_code ec;
+  socket_.close(ec);  // pending waits complete with operation_aborted and release the session
+}
+
+void session::on_tick(std::uint32_t now) {
+  const auto& cfg = home_.config();
+  switch (phase_) {
+    case phase::handshake:
+      if (!due(now, deadline_ms_)) return;
+      if (handshake_ && handshake_->buffer.size() > 0) {
+        const std::string response = http::refusal_response(408, "handshake not completed in time");
+        error_code ec;
+        socket_.write_some(asio::buffer(response), ec);
+      }
+      return abort();
+    case phase::open:
+      if (ping_outstanding_) {
+        if (due(now, ping_sent_ms_ + ms(cfg.pong_timeout))) {
+          send_close_frame(ws::close_code::internal_error, "pong timeout");
+          leave_open(ws::close_code::internal_error);
+          finish();
+        }
+      } else if (due(now, last_rx_ms_ + ms(cfg.idle_ping))) {
+        ping_outstanding_ = true;
+        ping_sent_ms_ = now;
+        send_frame(ws::opcode::ping, {}, true);
+      }
+      return;
+    case phase::closing:
+    case phase::draining:
+      if (due(now, deadline_ms_)) abort();
+      return;
+    case phase::closed: return;
+  }
+}
+
+}  // namespace fg::gateway

@@ -1,0 +1,111 @@
+// One client connection: handshake, then frames in and out.
+//
+// A session lives on one I/O thread for its whole life. It holds no read
+// buffer while idle: it waits for readability, reads into the thread's
+// buffer, and the message reader keeps only what a partial message needs.
+// Writes are corked: everything sent during one loop turn is written with
+// one syscall when the turn ends; what the socket does not take goes to a
+// backlog borrowed from the pool, bounded by --max-send-queue.
+//
+// Phases: handshake -> open -> closing (our close frame sent, waiting for
+// the peer's) -> draining (TCP write side shut, reading until EOF) -> closed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "common/byte_buffer.hpp"
+#include "gateway/ws/message_reader.hpp"
+
+namespace fg::gateway {
+
+class io_thread;
+struct handshake_state;
+
+using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
+
+class session : public std::enable_shared_from_this<session> {
+ public:
+  session(io_thread& home, tcp_socket socket);
+  ~session();
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  void start();
+
+  // Queues one unfragmented message. Dropped silently once closing; subject
+  // to the send-queue policy when the client does not keep up.
+  void send(ws::opcode op, std::span<const std::uint8_t> payload);
+
+  // Starts the close handshake: sends a close frame, waits (bounded) for
+  // the client's, then closes TCP.
+  void close(std::uint16_t code, std::string_view reason);
+
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  [[nodiscard]] bool is_open() const noexcept { return phase_ == phase::open; }
+
+  // Called by the thread's housekeeping tick: timeouts and heartbeats.
+  void on_tick(std::uint32_t now_ms);
+  // Called by the thread when it owns the cork: write what was queued.
+  void flush(byte_buffer& corked);
+  // Server shutdown: close 1001, or drop a connection still in its handshake.
+  void go_away();
+  // Closes TCP at once, without a close handshake.
+  void terminate() { abort(); }
+
+  // message_reader callbacks
+  void on_message(ws::opcode op, std::span<std::uint8_t> payload);
+  void on_ping(std::span<std::uint8_t> payload);
+  void on_pong(std::span<std::uint8_t> payload);
+  void on_close(std::uint16_t code, std::string_view reason);
+
+  // Intrusive links of the thread's session list.
+  session* prev_ = nullptr;
+  session* next_ = nullptr;
+
+ private:
+  enum class phase : std::uint8_t { handshake, open, closing, draining, closed };
+
+  void do_read_handshake();
+  void on_handshake(boost::system::error_code ec);
+  void refuse(unsigned status, std::string_view reason);
+  void accept(std::string_view response, std::span<const std::uint8_t> pipelined);
+
+  void do_wait_read();
+  void on_readable(boost::system::error_code ec);
+  void consume(std::span<std::uint8_t> bytes);
+  void do_wait_write();
+  void on_writable(boost::system::error_code ec);
+
+  void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit);
+  void send_close_frame(std::uint16_t code, std::string_view reason);
+  void fail(ws::error e);
+  void finish();         // shut our side after the backlog drains, then read until EOF
+  void shutdown_send();  // FIN once nothing is left to write
+  void abort();          // close TCP now
+  void leave_open(std::uint16_t code);
+
+  io_thread& home_;
+  tcp_socket socket_;
+  std::unique_ptr<handshake_state> handshake_;
+  ws::message_reader reader_;
+  byte_buffer backlog_;  // bytes the socket did not take yet
+  std::size_t backlog_head_ = 0;
+  std::uint64_t id_;
+  std::uint32_t last_rx_ms_ = 0;
+  std::uint32_t ping_sent_ms_ = 0;
+  std::uint32_t deadline_ms_ = 0;
+  phase phase_ = phase::handshake;
+  bool reading_ = false;
+  bool writing_ = false;
+  bool ping_outstanding_ = false;
+  bool counted_ = false;  // holds a slot of --max-connections
+  bool write_shut_ = false;
+};
+
+}  // namespace fg::gateway

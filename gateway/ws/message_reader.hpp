@@ -1,0 +1,134 @@
+// Turns frames into messages: reassembly, UTF-8 checks and control frames.
+//
+// Pure like the frame parser (no I/O). A message that arrives whole in one
+// read is handed on in place, without a copy; one that spans frames or
+// reads is gathered in a single buffer borrowed from the thread's pool and
+// returned as soon as the message is delivered, so an idle connection holds
+// no buffer. Text is validated as it arrives, across fragments and reads,
+// and fails at the first impossible byte.
+//
+// MessageHandler contract:
+//   void on_message(opcode op, std::span<std::uint8_t> payload);  // text or binary
+//   void on_ping(std::span<std::uint8_t> payload);
+//   void on_pong(std::span<std::uint8_t> payload);
+//   void on_close(std::uint16_t code, std::string_view reason);  // code 1005 when absent
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "common/buffer_pool.hpp"
+#include "common/utf8.hpp"
+#include "gateway/ws/frame_parser.hpp"
+
+namespace fg::ws {
+
+struct reader_options {
+  parser_limits limits{};
+  bool validate_utf8 = true;
+};
+
+class message_reader {
+ public:
+  message_reader() = default;
+  message_reader(const message_reader&) = delete;
+  message_reader& operator=(const message_reader&) = delete;
+  ~message_reader() { release_buffers(); }
+
+  // Feeds bytes just read; returns the first protocol error, if any.
+  template <class MessageHandler>
+  error feed(std::span<std::uint8_t> in, const reader_options& opt, MessageHandler& h) {
+    adapter<MessageHandler> a{*this, opt, h};
+    return parser_.feed(in, opt.limits, a);
+  }
+
+  // True while no partial message or frame is held (nothing borrowed).
+  [[nodiscard]] bool idle() const noexcept { return !parser_.mid_frame() && !parser_.in_message(); }
+
+  // Gives borrowed buffers back to the pool (connection teardown).
+  void release_buffers() noexcept;
+
+ private:
+  template <class MessageHandler>
+  struct adapter {
+    message_reader& r;
+    const reader_options& opt;
+    MessageHandler& h;
+
+    error on_frame_begin(const frame_header& f) { return r.begin(f, opt); }
+    error on_frame_data(std::span<std::uint8_t> chunk, bool frame_done) { return r.data(chunk, frame_done, opt, h); }
+  };
+
+  error begin(const frame_header& f, const reader_options& opt);
+
+  template <class MessageHandler>
+  error data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt, MessageHandler& h);
+
+  template <class MessageHandler>
+  error deliver_control(std::span<std::uint8_t> payload, MessageHandler& h);
+
+  static error parse_close(std::span<const std::uint8_t> payload, std::uint16_t& code, std::string_view& reason);
+
+  frame_parser parser_;
+  byte_buffer message_;  // borrowed while a message spans frames or reads
+  byte_buffer control_;  // borrowed while a control frame spans reads
+  utf8_validator utf8_;
+  opcode message_op_ = opcode::text;
+  opcode frame_op_ = opcode::text;
+  bool frame_started_ = false;  // this frame has already delivered part of its payload
+};
+
+template <class MessageHandler>
+error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt,
+                           MessageHandler& h) {
+  const bool first_piece = !frame_started_;
+  frame_started_ = !frame_done;
+
+  if (is_control(frame_op_)) {
+    if (first_piece && frame_done) return deliver_control(chunk, h);  // whole frame in this read
+    if (first_piece) control_ = buffer_pool::this_thread().acquire();
+    control_.append(chunk);
+    if (!frame_done) return error::none;
+    error e = deliver_control(control_.span(), h);
+    buffer_pool::this_thread().release(std::move(control_));
+    return e;
+  }
+
+  if (message_op_ == opcode::text && opt.validate_utf8) {
+    if (!utf8_.feed(chunk.data(), chunk.size())) return error::invalid_utf8;
+  }
+  const bool message_done = frame_done && !parser_.in_message();
+  const bool single_piece = message_done && first_piece && message_.capacity() == 0;
+  if (message_done && message_op_ == opcode::text && opt.validate_utf8 && !utf8_.complete())
+    return error::invalid_utf8;  // a sequence left open at the end of the message
+
+  if (single_piece) {
+    h.on_message(message_op_, chunk);  // zero copy: straight from the read buffer
+    return error::none;
+  }
+  if (message_.capacity() == 0) message_ = buffer_pool::this_thread().acquire();
+  message_.append(chunk);
+  if (message_done) {
+    h.on_message(message_op_, message_.span());
+    buffer_pool::this_thread().release(std::move(message_));
+  }
+  return error::none;
+}
+
+template <class MessageHandler>
+error message_reader::deliver_control(std::span<std::uint8_t> payload, MessageHandler& h) {
+  switch (frame_op_) {
+    case opcode::ping: h.on_ping(payload); break;
+    case opcode::pong: h.on_pong(payload); break;
+    default: {
+      std::uint16_t code = 0;
+      std::string_view reason;
+      if (error e = parse_close(payload, code, reason); e != error::none) return e;
+      h.on_close(code, reason);
+    }
+  }
+  return error::none;
+}
+
+}  // namespace fg::ws

@@ -1,0 +1,88 @@
+// RFC 6455 vocabulary: opcodes, the named protocol errors and the close
+// codes they map to. Conformance can be reviewed as the list below.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace fg::ws {
+
+// RFC 6455 §5.2
+enum class opcode : std::uint8_t {
+  continuation = 0x0,
+  text = 0x1,
+  binary = 0x2,
+  close = 0x8,
+  ping = 0x9,
+  pong = 0xA,
+};
+
+constexpr bool is_control(opcode op) noexcept { return (static_cast<std::uint8_t>(op) & 0x8) != 0; }
+
+// RFC 6455 §7.4.1
+namespace close_code {
+constexpr std::uint16_t normal = 1000;
+constexpr std::uint16_t going_away = 1001;
+constexpr std::uint16_t protocol_error = 1002;
+constexpr std::uint16_t unsupported_data = 1003;
+constexpr std::uint16_t no_status = 1005;  // never sent on the wire
+constexpr std::uint16_t abnormal = 1006;   // never sent on the wire
+constexpr std::uint16_t invalid_payload = 1007;
+constexpr std::uint16_t policy_violation = 1008;
+constexpr std::uint16_t message_too_big = 1009;
+constexpr std::uint16_t internal_error = 1011;
+}  // namespace close_code
+
+// Every reason to fail a connection, one name each.
+enum class error : std::uint8_t {
+  none = 0,
+  reserved_bits,               // §5.2: RSV1-3 set without a negotiated extension
+  reserved_opcode,             // §5.2: opcodes 0x3-0x7 and 0xB-0xF
+  unmasked_frame,              // §5.3: client frames MUST be masked
+  control_frame_too_long,      // §5.5: control payload > 125 bytes
+  control_frame_fragmented,    // §5.5: control frames MUST NOT be fragmented
+  continuation_without_start,  // §5.4: continuation with no message open
+  data_frame_in_fragmented,    // §5.4: text/binary while a message is open
+  invalid_length,              // §5.2: 64-bit length with the high bit set
+  message_too_big,             // §10.4: message over the configured limit
+  too_many_fragments,          // §10.4: fragment count over the configured limit
+  invalid_utf8,                // §8.1: text message not valid UTF-8
+  invalid_close_payload,       // §5.5.1: close payload of exactly 1 byte
+  invalid_close_code,          // §7.4: code not allowed on the wire
+  invalid_close_reason,        // §5.5.1: close reason not valid UTF-8
+};
+
+inline constexpr int error_kinds = static_cast<int>(error::invalid_close_reason) + 1;
+
+// The one table from errors to close codes.
+constexpr std::uint16_t close_code_for(error e) noexcept {
+  switch (e) {
+    case error::none: return close_code::normal;
+    case error::invalid_utf8:
+    case error::invalid_close_reason: return close_code::invalid_payload;
+    case error::message_too_big:
+    case error::too_many_fragments: return close_code::message_too_big;
+    default: return close_code::protocol_error;
+  }
+}
+
+std::string_view to_string(error e) noexcept;
+
+// §7.4: may this code appear in a close frame received from a peer?
+constexpr bool is_valid_close_code(std::uint16_t code) noexcept {
+  if (code >= 3000 && code <= 4999) return true;  // registered and private use
+  switch (code) {
+    case 1000:
+    case 1001:
+    case 1002:
+    case 1003:
+    case 1007:
+    case 1008:
+    case 1009:
+    case 1010:
+    case 1011: return true;
+    default: return false;  // includes 1004-1006, 1015 (reserved) and 1012-1014 (not for endpoints here)
+  }
+}
+
+}  // namespace fg::ws

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs everything framegate needs to build, test and benchmark on
+# Debian 12, as root. Idempotent: it installs only what is missing, and
+# runs `apt-get update` only when something is.
+#
+#   tools/setup.sh            build + test dependencies
+#   tools/setup.sh --bench    also what the benchmarks and plots need
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates procps iproute2
+  libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libprotobuf-dev protobuf-compiler libhiredis-dev prometheus-cpp-dev zlib1g-dev
+  redis-server
+  python3 python3-websockets
+  clang libclang-rt-14-dev clang-format
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-matplotlib linux-perf)
+fi
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: missing Debian packages (run as root): ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm packages, pinned by their lock files; reinstalled only when the lock changes.
+for dir in tests bench; do
+  [[ -f "$dir/package-lock.json" ]] || continue
+  stamp="$dir/node_modules/.framegate-lock"
+  if ! cmp -s "$dir/package-lock.json" "$stamp" 2>/dev/null; then
+    echo "setup: npm ci in $dir/"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$dir/package-lock.json" "$stamp"
+  fi
+done
