@@ -1,5 +1,8 @@
 #include "gateway/config.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +10,8 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+
+#include "gateway/routing/sticky_key.hpp"
 
 namespace fg::gateway {
 
@@ -37,7 +42,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   app.get_formatter()->column_width(44);
 
   std::string listen = "0.0.0.0:8080";
-  std::string origins, subprotocols, policy = "close";
+  std::string origins, subprotocols, forward_headers, policy = "close";
   double handshake_timeout = 5, close_timeout = 5, idle_ping = 30, pong_timeout = 10;
   std::uint64_t max_message_size = cfg.reader.limits.max_message_size;
   std::uint32_t max_fragments = cfg.reader.limits.max_fragments;
@@ -98,6 +103,27 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->check(CLI::IsMember({"close", "drop"}));
   app.add_flag("--skip-utf8-validation", skip_utf8, "Do not validate text messages (trusted clients only)")
       ->envname("FRAMEGATE_SKIP_UTF8_VALIDATION");
+  app.add_option("--link-dir", cfg.link_dir,
+                 "Directory of the worker link sockets (link-<thread>.sock); workers connect there")
+      ->envname("FRAMEGATE_LINK_DIR")
+      ->capture_default_str();
+  app.add_option("--sticky-key", cfg.sticky_key,
+                 "What a connection's worker is chosen by: conn, ip, header:NAME, query:NAME or cookie:NAME")
+      ->envname("FRAMEGATE_STICKY_KEY")
+      ->capture_default_str();
+  app.add_option("--forward-headers", forward_headers,
+                 "Comma-separated request headers passed to workers (Origin and Cookie always are)")
+      ->envname("FRAMEGATE_FORWARD_HEADERS");
+  app.add_option("--credit-window", cfg.credit_window,
+                 "Messages a worker may have unacknowledged before its clients' reads pause")
+      ->envname("FRAMEGATE_CREDIT_WINDOW")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--credit-bytes", cfg.credit_bytes,
+                 "Bytes a worker may have unacknowledged before its clients' reads pause")
+      ->envname("FRAMEGATE_CREDIT_BYTES")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 34));
   app.add_option("--rcvbuf", cfg.rcvbuf, "SO_RCVBUF of client sockets in bytes (0: kernel default)")
       ->envname("FRAMEGATE_RCVBUF")
       ->capture_default_str()
@@ -114,6 +140,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     cfg.listen = parse_host_port(listen);
+    (void)parse_sticky_key_spec(cfg.sticky_key);
   } catch (const CLI::CallForHelp&) {
     std::printf("%s", app.help().c_str());
     std::exit(0);
@@ -121,7 +148,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     std::fprintf(stderr, "framegate-gateway: %s\n", e.what());
     std::exit(2);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "framegate-gateway: --listen: %s\n", e.what());
+    std::fprintf(stderr, "framegate-gateway: %s\n", e.what());
     std::exit(2);
   }
 
@@ -131,6 +158,9 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.reader.validate_utf8 = !skip_utf8;
   cfg.handshake.allowed_origins = split_list(origins);
   cfg.handshake.subprotocols = split_list(subprotocols);
+  cfg.forward_headers = split_list(forward_headers);
+  for (auto& h : cfg.forward_headers)
+    std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   cfg.handshake_timeout = to_ms(handshake_timeout);
   cfg.close_timeout = to_ms(close_timeout);
   cfg.idle_ping = to_ms(idle_ping);

@@ -34,6 +34,14 @@ struct gateway_config {
   std::size_t max_send_queue = 1024 * 1024;
   overflow_policy send_queue_policy = overflow_policy::close;
 
+  // Worker mode: where the per-thread link sockets live, how connections
+  // are pinned to workers, and what the workers are told about them.
+  std::string link_dir = "/tmp/framegate";
+  std::string sticky_key = "conn";             // conn | ip | header:NAME | query:NAME | cookie:NAME
+  std::vector<std::string> forward_headers;    // lower-case; origin and cookie always go
+  std::uint32_t credit_window = 1024;          // unacknowledged messages per link
+  std::size_t credit_bytes = 8 * 1024 * 1024;  // unacknowledged bytes per link
+
   int rcvbuf = 0;  // 0: kernel default
   int sndbuf = 0;
 

@@ -9,6 +9,7 @@
 #include "gateway/config.hpp"
 #include "gateway/net/echo_sink.hpp"
 #include "gateway/net/server.hpp"
+#include "gateway/routing/worker_router.hpp"
 
 namespace {
 
@@ -28,13 +29,13 @@ int main(int argc, char** argv) {
   try {
     fg::init_logging(config.log_level, false);
     auto log = fg::component_logger("gateway");
-    if (!config.echo) {
-      log->error("no worker support in this build yet: start with --echo");
-      return 2;
-    }
     raise_open_file_limit();
-    fg::gateway::echo_sink sink;
-    fg::gateway::server server(config, sink);
+    if (!config.echo) fg::gateway::worker_router::prepare_link_dir(config.link_dir);
+    fg::gateway::server server(config, [&](fg::gateway::io_thread& t) -> std::unique_ptr<fg::gateway::message_sink> {
+      if (config.echo) return std::make_unique<fg::gateway::echo_sink>();
+      return std::make_unique<fg::gateway::worker_router>(t);
+    });
+    if (!config.echo) log->info("waiting for workers on {}/link-*.sock", config.link_dir);
     server.start();
     server.run_until_signal();
     const auto t = server.totals();

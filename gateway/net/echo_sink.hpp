@@ -9,7 +9,7 @@ namespace fg::gateway {
 
 class echo_sink final : public message_sink {
  public:
-  void on_open(session&) override {}
+  void on_open(session&, request_info&&) override {}
   void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) override { s.send(op, payload); }
   void on_close(session&, std::uint16_t) override {}
 };

@@ -18,6 +18,7 @@ io_thread::io_thread(gateway_shared& shared, unsigned index)
   const auto shortest = std::min({c.handshake_timeout, c.close_timeout, c.idle_ping, c.pong_timeout});
   tick_interval_ = std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
   cork_.reserve(64 * 1024);
+  sink_ = shared.make_sink(*this);
 }
 
 io_thread::~io_thread() {
@@ -87,9 +88,13 @@ void io_thread::on_tick() {
   }
   uncork();
   if (shutting_down_) {
-    if (session_count_ == 0) return;  // nothing keeps the loop alive: run() returns
+    if (session_count_ == 0) {
+      sink_->stop();
+      return;  // nothing keeps the loop alive: run() returns
+    }
     if (static_cast<std::int32_t>(now - shutdown_deadline_ms_) >= 0) {
       component_logger("gateway")->warn("thread {}: {} connections did not close in time", index_, session_count_);
+      sink_->stop();
       io_.stop();
       return;
     }

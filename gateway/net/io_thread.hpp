@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <thread>
@@ -33,10 +34,15 @@ struct thread_counters {
   std::uint64_t overflow_closes = 0;
 };
 
+class io_thread;
+// Makes the sink of one thread (each thread has its own: no locks).
+using sink_factory = std::function<std::unique_ptr<message_sink>(io_thread&)>;
+
 // State shared by every thread of one gateway.
 struct gateway_shared {
   const gateway_config& config;
-  message_sink& sink;
+  sink_factory make_sink;
+  std::string gateway_id;  // unique per process start: with it, connection ids are unique across restarts
   std::atomic<std::size_t> open_connections{0};
   std::atomic<std::uint64_t> next_session_id{1};
 };
@@ -54,6 +60,7 @@ class io_thread {
   [[nodiscard]] gateway_shared& shared() noexcept { return shared_; }
   [[nodiscard]] thread_counters& counters() noexcept { return counters_; }
   [[nodiscard]] unsigned index() const noexcept { return index_; }
+  [[nodiscard]] message_sink& sink() noexcept { return *sink_; }
 
   // Takes an acceptor bound to the listen address (SO_REUSEPORT) and starts
   // the loop's thread.
@@ -97,6 +104,7 @@ class io_thread {
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
   std::chrono::milliseconds tick_interval_{100};
   std::thread thread_;
+  std::unique_ptr<message_sink> sink_;
 
   std::array<std::uint8_t, 64 * 1024> read_buffer_{};
   byte_buffer cork_;

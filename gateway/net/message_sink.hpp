@@ -1,13 +1,16 @@
 // Where a connection's messages go: the seam between the WebSocket engine
 // and what is behind it (the diagnostic echo, or the worker router).
 //
-// Thread-safety: every call is made on the connection's own I/O thread;
-// an implementation shared by several threads must be thread-safe or keep
-// per-thread state.
+// Thread-safety: each I/O thread has its own sink instance, and every call
+// is made on that thread, so an implementation needs no locks.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gateway/ws/protocol.hpp"
 
@@ -15,16 +18,40 @@ namespace fg::gateway {
 
 class session;
 
+// What the handshake told us about a connection, for routing and for apps.
+struct request_info {
+  std::string path;         // "/rooms"
+  std::string query;        // without '?'
+  std::string subprotocol;  // selected, may be empty
+  std::string remote_address;
+  std::vector<std::pair<std::string, std::string>> headers;  // lower-case names, forwarded ones only
+  [[nodiscard]] const std::string* header(std::string_view name) const {
+    for (const auto& [k, v] : headers)
+      if (k == name) return &v;
+    return nullptr;
+  }
+};
+
 class message_sink {
  public:
   virtual ~message_sink() = default;
+  // Before the handshake is answered: 0 to accept, or the HTTP status to
+  // refuse with (404: no worker serves the path; 503: no worker at all),
+  // with a one-line reason.
+  virtual unsigned admit(const request_info&, std::string_view& reason) { return (void)reason, 0; }
   // The handshake succeeded; the connection is open.
-  virtual void on_open(session& s) = 0;
+  virtual void on_open(session& s, request_info&& info) = 0;
   // A complete text or binary message. The payload is only valid during the
   // call (it may point into the thread's read buffer).
   virtual void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) = 0;
   // The connection is gone (close code received or sent; 1006 if TCP died).
   virtual void on_close(session& s, std::uint16_t code) = 0;
+  // After each read: may this session read more now? A sink whose
+  // downstream is saturated says no and later calls session::resume_reading().
+  virtual bool can_read(session&) { return true; }
+  // The thread is shutting down and its connections are gone: release
+  // everything that would keep the loop alive (links, listeners).
+  virtual void stop() {}
 };
 
 }  // namespace fg::gateway

@@ -4,6 +4,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <random>
+
 #include "common/logging.hpp"
 
 namespace fg::gateway {
@@ -12,7 +14,9 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
 
-server::server(const gateway_config& config, message_sink& sink) : shared_{config, sink} {
+server::server(const gateway_config& config, sink_factory make_sink) : shared_{config, std::move(make_sink), {}} {
+  std::random_device entropy;
+  shared_.gateway_id = fmt::format("{:08x}{:08x}", entropy(), entropy());
   for (unsigned i = 0; i < config.threads; ++i) threads_.push_back(std::make_unique<io_thread>(shared_, i));
 }
 

@@ -14,7 +14,7 @@ namespace fg::gateway {
 
 class server {
  public:
-  server(const gateway_config& config, message_sink& sink);
+  server(const gateway_config& config, sink_factory make_sink);
   ~server();
 
   // Binds every acceptor (throws std::system_error with a clear message if
@@ -30,6 +30,7 @@ class server {
   void join();
 
   [[nodiscard]] thread_counters totals() const;
+  [[nodiscard]] std::vector<std::unique_ptr<io_thread>>& threads() noexcept { return threads_; }
 
  private:
   gateway_shared shared_;

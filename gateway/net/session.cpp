@@ -1,6 +1,7 @@
 #include "gateway/net/session.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include <boost/asio/write.hpp>
@@ -83,6 +84,11 @@ void session::on_handshake(error_code ec) {
   const auto verdict = http::evaluate_handshake(handshake_->parser.get().base(), cfg.handshake);
   if (!verdict.accepted()) return refuse(verdict.status, verdict.reason);
 
+  request_info info = make_request_info();
+  info.subprotocol = verdict.subprotocol;
+  std::string_view why;
+  if (const unsigned status = home_.sink().admit(info, why); status != 0) return refuse(status, why);
+
   auto& open = home_.shared().open_connections;
   if (open.fetch_add(1, std::memory_order_relaxed) >= cfg.max_connections) {
     open.fetch_sub(1, std::memory_order_relaxed);
@@ -94,7 +100,29 @@ void session::on_handshake(error_code ec) {
   const auto rest = handshake_->buffer.data();
   std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
   std::memcpy(pipelined.data(), rest.data(), pipelined.size());
-  accept(http::accept_response(verdict), pipelined);
+  accept(http::accept_response(verdict), std::move(info), pipelined);
+}
+
+request_info session::make_request_info() const {
+  const auto& req = handshake_->parser.get();
+  request_info info;
+  const std::string_view target(req.target().data(), req.target().size());
+  const auto q = target.find('?');
+  info.path = std::string(target.substr(0, q));
+  if (q != std::string_view::npos) info.query = std::string(target.substr(q + 1));
+  error_code ec;
+  const auto remote = socket_.remote_endpoint(ec);
+  if (!ec) info.remote_address = remote.address().to_string();
+  for (const auto& field : req) {
+    std::string name(field.name_string().data(), field.name_string().size());
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (name == "origin" || name == "cookie" ||
+        std::find(home_.config().forward_headers.begin(), home_.config().forward_headers.end(), name) !=
+            home_.config().forward_headers.end())
+      info.headers.emplace_back(std::move(name), std::string(field.value().data(), field.value().size()));
+  }
+  return info;
 }
 
 void session::refuse(unsigned status, std::string_view reason) {
@@ -111,22 +139,37 @@ void session::refuse(unsigned status, std::string_view reason) {
   do_wait_read();
 }
 
-void session::accept(std::string_view response, std::span<const std::uint8_t> pipelined) {
+void session::accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined) {
   handshake_.reset();
   phase_ = phase::open;
   last_rx_ms_ = home_.now_ms();
   auto& out = home_.cork_for(*this);
   out.append(response.data(), response.size());
-  home_.shared().sink.on_open(*this);
+  home_.sink().on_open(*this, std::move(info));
   if (!pipelined.empty()) {
     // The pipelined copy sits at the start of the read buffer; parse it in place.
     consume(home_.read_buffer().first(pipelined.size()));
   }
   home_.uncork();
-  if (phase_ != phase::closed) do_wait_read();
+  continue_reading();
 }
 
 // ---------------------------------------------------------------- reading
+
+void session::continue_reading() {
+  if (phase_ == phase::closed) return;
+  if (phase_ == phase::open && !home_.sink().can_read(*this)) {
+    paused_ = true;  // the sink calls resume_reading() when its downstream has room
+    return;
+  }
+  do_wait_read();
+}
+
+void session::resume_reading() {
+  if (!paused_) return;
+  paused_ = false;
+  if (phase_ != phase::closed) do_wait_read();
+}
 
 void session::do_wait_read() {
   if (reading_) return;
@@ -149,7 +192,7 @@ void session::on_readable(error_code ec) {
   ping_outstanding_ = false;  // any traffic proves the peer is alive
   consume(buffer.first(n));
   home_.uncork();
-  if (phase_ != phase::closed) do_wait_read();
+  continue_reading();
 }
 
 void session::consume(std::span<std::uint8_t> bytes) {
@@ -161,7 +204,7 @@ void session::consume(std::span<std::uint8_t> bytes) {
 void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
   if (phase_ != phase::open) return;  // data after our close frame is discarded (RFC 6455 §5.5.1)
   ++home_.counters().messages_in;
-  home_.shared().sink.on_message(*this, op, payload);
+  home_.sink().on_message(*this, op, payload);
 }
 
 void session::on_ping(std::span<std::uint8_t> payload) {
@@ -190,22 +233,29 @@ void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
   send_frame(op, payload, false);
 }
 
+void session::send_framed(std::span<const std::uint8_t> frame) {
+  if (phase_ != phase::open || !make_room(frame.size())) return;
+  ++home_.counters().messages_out;
+  home_.cork_for(*this).append(frame);
+}
+
+bool session::make_room(std::size_t frame_size) {
+  const auto& cfg = home_.config();
+  const std::size_t queued = (backlog_.size() - backlog_head_) + home_.corked_bytes(*this);
+  if (queued + frame_size <= cfg.max_send_queue) return true;
+  if (cfg.send_queue_policy == overflow_policy::drop) {
+    ++home_.counters().dropped_messages;
+    return false;
+  }
+  ++home_.counters().overflow_closes;
+  close(ws::close_code::policy_violation, "send queue full");
+  return false;
+}
+
 void session::send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit) {
   if (phase_ == phase::draining || phase_ == phase::closed) return;
   const std::size_t frame_size = ws::frame_header_size(payload.size()) + payload.size();
-  const auto& cfg = home_.config();
-  if (!exempt_from_limit) {
-    const std::size_t queued = (backlog_.size() - backlog_head_) + home_.corked_bytes(*this);
-    if (queued + frame_size > cfg.max_send_queue) {
-      if (cfg.send_queue_policy == overflow_policy::drop) {
-        ++home_.counters().dropped_messages;
-        return;
-      }
-      ++home_.counters().overflow_closes;
-      close(ws::close_code::policy_violation, "send queue full");
-      return;
-    }
-  }
+  if (!exempt_from_limit && !make_room(frame_size)) return;
   auto& out = home_.cork_for(*this);
   std::uint8_t* p = out.prepare(frame_size);
   const std::size_t h = ws::write_frame_header(p, op, payload.size());
@@ -291,7 +341,7 @@ void session::fail(ws::error e) {
 
 void session::leave_open(std::uint16_t code) {
   phase_ = phase::closing;
-  home_.shared().sink.on_close(*this, code);
+  home_.sink().on_close(*this, code);
 }
 
 void session::go_away() {
@@ -338,6 +388,7 @@ void session::on_tick(std::uint32_t now) {
       }
       return abort();
     case phase::open:
+      if (paused_) return;  // not reading: silence is ours, not the client's
       if (ping_outstanding_) {
         if (due(now, ping_sent_ms_ + ms(cfg.pong_timeout))) {
           send_close_frame(ws::close_code::internal_error, "pong timeout");

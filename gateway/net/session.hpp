@@ -20,6 +20,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "common/byte_buffer.hpp"
+#include "gateway/net/message_sink.hpp"
 #include "gateway/ws/message_reader.hpp"
 
 namespace fg::gateway {
@@ -41,6 +42,9 @@ class session : public std::enable_shared_from_this<session> {
   // Queues one unfragmented message. Dropped silently once closing; subject
   // to the send-queue policy when the client does not keep up.
   void send(ws::opcode op, std::span<const std::uint8_t> payload);
+  // Queues a frame that is already framed (a broadcast framed once for all
+  // its recipients). Same policy as send().
+  void send_framed(std::span<const std::uint8_t> frame);
 
   // Starts the close handshake: sends a close frame, waits (bounded) for
   // the client's, then closes TCP.
@@ -48,6 +52,13 @@ class session : public std::enable_shared_from_this<session> {
 
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
   [[nodiscard]] bool is_open() const noexcept { return phase_ == phase::open; }
+
+  // Flow control from the sink: a paused session does not read its socket,
+  // so TCP pushes back on the client.
+  void resume_reading();
+
+  // The sink's per-connection data (e.g. its route); owned by the sink.
+  void* sink_data = nullptr;
 
   // Called by the thread's housekeeping tick: timeouts and heartbeats.
   void on_tick(std::uint32_t now_ms);
@@ -74,7 +85,7 @@ class session : public std::enable_shared_from_this<session> {
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
   void refuse(unsigned status, std::string_view reason);
-  void accept(std::string_view response, std::span<const std::uint8_t> pipelined);
+  void accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined);
 
   void do_wait_read();
   void on_readable(boost::system::error_code ec);
@@ -83,6 +94,9 @@ class session : public std::enable_shared_from_this<session> {
   void on_writable(boost::system::error_code ec);
 
   void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit);
+  bool make_room(std::size_t frame_size);  // applies the send-queue policy
+  request_info make_request_info() const;
+  void continue_reading();
   void send_close_frame(std::uint16_t code, std::string_view reason);
   void fail(ws::error e);
   void finish();         // shut our side after the backlog drains, then read until EOF
@@ -102,6 +116,7 @@ class session : public std::enable_shared_from_this<session> {
   std::uint32_t deadline_ms_ = 0;
   phase phase_ = phase::handshake;
   bool reading_ = false;
+  bool paused_ = false;
   bool writing_ = false;
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections

@@ -1,0 +1,273 @@
+#include "gateway/routing/worker_router.hpp"
+
+#include <cstring>
+#include <filesystem>
+
+#include <unistd.h>
+#include <system_error>
+
+#include "common/hashing.hpp"
+#include "common/logging.hpp"
+#include "gateway/net/session.hpp"
+#include "gateway/ws/frame_writer.hpp"
+
+namespace fg::gateway {
+
+namespace asio = boost::asio;
+namespace pb = framegate::link;
+using boost::system::error_code;
+
+namespace {
+constexpr std::string_view version = "0.1.0";
+}
+
+void worker_router::prepare_link_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::system_error(ec, "cannot create link directory " + dir);
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.rfind("link-", 0) == 0 && entry.path().extension() == ".sock") std::filesystem::remove(entry.path(), ec);
+  }
+}
+
+worker_router::worker_router(io_thread& home) : home_(home), sticky_(parse_sticky_key_spec(home.config().sticky_key)) {
+  socket_path_ = home.config().link_dir + "/link-" + std::to_string(home.index()) + ".sock";
+  ::unlink(socket_path_.c_str());
+  acceptor_ = std::make_unique<decltype(acceptor_)::element_type>(home.context().get_executor());
+  acceptor_->open();
+  error_code ec;
+  acceptor_->bind(asio::local::stream_protocol::endpoint(socket_path_), ec);
+  if (ec) throw std::system_error(ec, "cannot listen for workers on " + socket_path_);
+  acceptor_->listen();
+  if (home.index() == 0) hub_ = std::make_unique<room_hub>();
+  do_accept();
+}
+
+worker_router::~worker_router() { stop(); }
+
+void worker_router::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  error_code ec;
+  if (acceptor_) acceptor_->close(ec);
+  ::unlink(socket_path_.c_str());
+  const auto links = links_;
+  for (const auto& l : links) l->close("gateway stopping");
+}
+
+void worker_router::do_accept() {
+  acceptor_->async_accept([this](error_code ec, worker_link::socket_type socket) {
+    if (ec == asio::error::operation_aborted || stopped_) return;
+    if (!ec) {
+      auto link = std::make_shared<worker_link>(*this, std::move(socket));
+      links_.push_back(link);
+      link->start();
+    }
+    do_accept();
+  });
+}
+
+// ---------------------------------------------------------------- clients
+
+worker_link* worker_router::pick(const route& r) const {
+  const int best = rendezvous_pick(
+      r.key_hash, static_cast<int>(links_.size()), [&](int i) { return links_[i]->worker_hash(); },
+      [&](int i) { return links_[i]->registered() && !links_[i]->closed() && links_[i]->serves(r.info.path); });
+  return best < 0 ? nullptr : links_[static_cast<std::size_t>(best)].get();
+}
+
+unsigned worker_router::admit(const request_info& req, std::string_view& reason) {
+  bool any = false;
+  for (const auto& l : links_) {
+    if (!l->registered() || l->closed()) continue;
+    any = true;
+    if (l->serves(req.path)) return 0;
+  }
+  if (!any) {
+    ++counters_.refused_no_worker;
+    reason = "no worker is available, try later";
+    return 503;
+  }
+  ++counters_.refused_unknown_path;
+  reason = "no app is mounted at this path";
+  return 404;
+}
+
+void worker_router::on_open(session& s, request_info&& info) {
+  auto r = std::make_unique<route>();
+  r->s = &s;
+  r->info = std::move(info);
+  r->sticky_key = sticky_key_for(sticky_, r->info, s.id());
+  r->key_hash = hash64(r->sticky_key);
+  r->link = pick(*r);
+  s.sink_data = r.get();
+  auto& placed = *routes_.emplace(s.id(), std::move(r)).first->second;
+  if (placed.link == nullptr) {
+    // The worker left between admit() and now.
+    s.close(1013, "no worker available");  // 1013: try again later
+    return;
+  }
+  announce(placed, s.id(), false);
+}
+
+void worker_router::announce(route& r, std::uint64_t conn_id, bool resumed) {
+  pb::Envelope e;
+  auto* o = e.mutable_opened();
+  o->set_conn_id(conn_id);
+  o->set_gateway_id(home_.shared().gateway_id);
+  o->set_path(r.info.path);
+  o->set_query(r.info.query);
+  for (const auto& [k, v] : r.info.headers) (*o->mutable_headers())[k] = v;
+  o->set_subprotocol(r.info.subprotocol);
+  o->set_remote_address(r.info.remote_address);
+  o->set_sticky_key(r.sticky_key);
+  o->set_resumed(resumed);
+  if (resumed && !r.state.empty()) o->mutable_state()->ParseFromString(r.state);
+  r.link->send(e);
+}
+
+void worker_router::on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) {
+  auto* r = static_cast<route*>(s.sink_data);
+  if (r == nullptr || r->link == nullptr) return;
+  r->link->send_message(s.id(), op == ws::opcode::binary, payload);
+}
+
+bool worker_router::can_read(session& s) {
+  auto* r = static_cast<route*>(s.sink_data);
+  if (r == nullptr || r->link == nullptr || r->link->has_credit()) return true;
+  ++counters_.credit_pauses;
+  r->link->paused().push_back(s.id());
+  return false;
+}
+
+void worker_router::on_close(session& s, std::uint16_t code) {
+  const auto it = routes_.find(s.id());
+  if (it == routes_.end()) return;
+  if (auto* link = it->second->link; link != nullptr && !link->closed()) {
+    pb::Envelope e;
+    auto* c = e.mutable_closed();
+    c->set_conn_id(s.id());
+    c->set_code(code);
+    c->set_closer(code == ws::close_code::abnormal ? pb::CLOSER_NETWORK : pb::CLOSER_CLIENT);
+    link->send(e);
+  }
+  s.sink_data = nullptr;
+  routes_.erase(it);
+}
+
+// ---------------------------------------------------------------- workers
+
+void worker_router::on_envelope(worker_link& link, const pb::Envelope& e) {
+  switch (e.body_case()) {
+    case pb::Envelope::kRegister: {
+      link.set_registration(e.register_());
+      pb::Envelope w;
+      auto* welcome = w.mutable_welcome();
+      welcome->set_gateway_id(home_.shared().gateway_id);
+      welcome->set_link_index(home_.index());
+      welcome->set_link_count(home_.config().threads);
+      welcome->set_credit_window(home_.config().credit_window);
+      link.send(w);
+      if (home_.index() == 0)
+        component_logger("gateway")->info("worker '{}' (pid {}, {}) registered, serving {} path(s)", link.worker_id(),
+                                          e.register_().pid(), e.register_().version(), e.register_().paths_size());
+      return;
+    }
+    case pb::Envelope::kSend: return deliver(e.send());
+    case pb::Envelope::kClose:
+      if (auto it = routes_.find(e.close().conn_id()); it != routes_.end())
+        it->second->s->close(static_cast<std::uint16_t>(e.close().code()), e.close().reason());
+      return;
+    case pb::Envelope::kState:
+      if (auto it = routes_.find(e.state().conn_id()); it != routes_.end())
+        e.state().state().SerializeToString(&it->second->state);
+      return;
+    case pb::Envelope::kAck: {
+      const bool had_credit = link.has_credit();
+      link.on_ack(e.ack().seq());
+      if (!had_credit && link.has_credit()) credit_returned_.push_back(&link);
+      return;
+    }
+    case pb::Envelope::kPing: {
+      pb::Envelope pong;
+      pong.mutable_pong()->set_nonce(e.ping().nonce());
+      link.send(pong);
+      return;
+    }
+    case pb::Envelope::kBrokerSubscribe:
+      if (!hub_) return;
+      for (const auto& room : e.broker_subscribe().subscribe()) hub_->subscribe(link, room);
+      for (const auto& room : e.broker_subscribe().unsubscribe()) hub_->unsubscribe(link, room);
+      return;
+    case pb::Envelope::kBrokerPublish:
+      if (hub_) hub_->publish(e.broker_publish());
+      return;
+    default: return;  // pongs and envelopes meant for workers are ignored
+  }
+}
+
+void worker_router::deliver(const pb::Send& send) {
+  // Framed once; the same bytes are queued for every recipient.
+  const auto& payload = send.payload();
+  frame_.clear();
+  std::uint8_t* p = frame_.prepare(ws::max_frame_header_size + payload.size());
+  const std::size_t h =
+      ws::write_frame_header(p, send.binary() ? ws::opcode::binary : ws::opcode::text, payload.size());
+  std::memcpy(p + h, payload.data(), payload.size());
+  frame_.commit(h + payload.size());
+  for (const std::uint64_t id : send.conn_ids()) {
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->s->send_framed(frame_.span());
+  }
+}
+
+void worker_router::after_link_batch() {
+  home_.uncork();
+  auto returned = std::move(credit_returned_);
+  credit_returned_.clear();
+  for (worker_link* l : returned) resume_paused(*l);
+}
+
+void worker_router::resume_paused(worker_link& link) {
+  auto paused = std::move(link.paused());
+  link.paused().clear();
+  for (const std::uint64_t id : paused)
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->s->resume_reading();
+}
+
+void worker_router::on_link_lost(worker_link& lost) {
+  const auto keep = lost.shared_from_this();
+  std::erase_if(links_, [&](const auto& l) { return l.get() == &lost; });
+  if (hub_) hub_->forget(lost);
+  if (stopped_ || !lost.registered()) return;
+
+  // Move every connection of the lost worker, announce it as resumed, then
+  // replay what the dead worker never acknowledged, in order.
+  std::vector<std::uint64_t> orphans;
+  for (auto& [id, r] : routes_)
+    if (r->link == &lost) orphans.push_back(id);
+  for (const std::uint64_t id : orphans) {
+    auto& r = *routes_.at(id);
+    r.link = pick(r);
+    if (r.link == nullptr) {
+      ++counters_.closed_no_worker;
+      r.s->close(1013, "no worker available");  // 1013: try again later
+      continue;
+    }
+    ++counters_.connections_moved;
+    announce(r, id, true);
+  }
+  lost.for_each_unacked([&](std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload) {
+    const auto it = routes_.find(conn_id);
+    if (it == routes_.end() || it->second->link == nullptr) return;
+    ++counters_.messages_replayed;
+    it->second->link->send_message(conn_id, binary, payload);
+  });
+  resume_paused(lost);
+  home_.uncork();
+  if (!orphans.empty())
+    component_logger("gateway")->warn("worker '{}' lost: moved {} connection(s), replayed {} message(s)",
+                                      lost.worker_id(), orphans.size(), lost.unacked_count());
+}
+
+}  // namespace fg::gateway
