@@ -242,7 +242,9 @@ void session::send_framed(std::span<const std::uint8_t> frame) {
 bool session::make_room(std::size_t frame_size) {
   const auto& cfg = home_.config();
   const std::size_t queued = (backlog_.size() - backlog_head_) + home_.corked_bytes(*this);
-  if (queued + frame_size <= cfg.max_send_queue) return true;
+  // An empty queue always takes one frame, so a message of the largest
+  // allowed size can be sent whatever the two limits are.
+  if (queued == 0 || queued + frame_size <= cfg.max_send_queue) return true;
   if (cfg.send_queue_policy == overflow_policy::drop) {
     ++home_.counters().dropped_messages;
     return false;
