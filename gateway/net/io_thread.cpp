@@ -111,6 +111,10 @@ void io_thread::begin_shutdown() {
   uncork();
   const auto grace = shared_.config.close_timeout + std::chrono::milliseconds(500);
   shutdown_deadline_ms_ = now_ms() + static_cast<std::uint32_t>(grace.count());
+  // Notice the last connection leaving quickly, whatever the usual tick.
+  tick_interval_ = std::min(tick_interval_, std::chrono::milliseconds(20));
+  tick_.cancel();
+  schedule_tick();
 }
 
 byte_buffer& io_thread::cork_for(session& s) {

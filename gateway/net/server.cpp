@@ -2,7 +2,6 @@
 
 #include <boost/asio/detail/socket_option.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 
 #include <random>
 
@@ -51,14 +50,12 @@ void server::start() {
 }
 
 void server::run_until_signal() {
-  asio::io_context signals_io;
-  asio::signal_set signals(signals_io, SIGINT, SIGTERM);
-  signals.async_wait([this](boost::system::error_code ec, int signo) {
+  signals_.async_wait([this](boost::system::error_code ec, int signo) {
     if (ec) return;
     component_logger("gateway")->info("signal {}: closing connections (1001)", signo);
     request_shutdown();
   });
-  signals_io.run();
+  signals_io_.run();
   join();
 }
 

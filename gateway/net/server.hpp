@@ -6,6 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
 #include "gateway/config.hpp"
 #include "gateway/net/io_thread.hpp"
 #include "gateway/net/message_sink.hpp"
@@ -34,6 +37,10 @@ class server {
 
  private:
   gateway_shared shared_;
+  // Installed before the threads start, so a signal that arrives the moment
+  // the gateway is listening still drains instead of killing the process.
+  boost::asio::io_context signals_io_{1};
+  boost::asio::signal_set signals_{signals_io_, SIGINT, SIGTERM};
   std::vector<std::unique_ptr<io_thread>> threads_;
   unsigned short port_ = 0;
 };

@@ -1,0 +1,136 @@
+"""Handshake timeout and idle keep-alive pings."""
+
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+
+from framegate_harness import (  # noqa: E402
+    OP_CLOSE, OP_PING, OP_TEXT, GatewayTestCase, WsConnectionClosed, WsTimeout, close_payload,
+    build_frame,
+)
+
+
+class HandshakeTimeoutTest(GatewayTestCase):
+    """RFC 6455 4.1 / 4.2 (server may drop slow handshakes); contract --handshake-timeout."""
+
+    gateway_args = ("--handshake-timeout", "0.5")
+
+    def test_silent_client_is_disconnected_without_a_response(self):
+        client = self.connect()
+        closed, received = client.wait_for_tcp_close(self.close_bound)
+        self.assertTrue(closed, f"silent client still connected after {self.close_bound}s")
+        self.assertEqual(received, b"", "nothing was sent, so no HTTP response is expected")
+
+    def test_partial_request_gets_408(self):
+        client = self.connect()
+        client.send_raw(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        response = client.read_http_response(self.close_bound)
+        self.assert_refused(response, 408)
+        closed, _ = client.wait_for_tcp_close(self.close_bound)
+        self.assertTrue(closed, "connection still open after 408")
+
+    def test_upgraded_client_outlives_the_handshake_timeout(self):
+        client = self.open_client()
+        time.sleep(1.0)
+        self.roundtrip(client, OP_TEXT, b"still here")
+
+
+class IdlePingTest(GatewayTestCase):
+    """RFC 6455 5.5.2 / 5.5.3 (keep-alive ping); contract --idle-ping / --pong-timeout (close 1011 or drop)."""
+
+    gateway_args = ("--idle-ping", "0.3", "--pong-timeout", "0.3", "--close-timeout", "1")
+
+    def test_idle_client_receives_a_ping(self):
+        client = self.open_client()
+        frame = self.expect_frame(client, "a keep-alive ping")
+        self.assertEqual(frame.opcode, OP_PING, frame.describe())
+        self.assertTrue(frame.fin, frame.describe())
+        self.assertLessEqual(len(frame.payload), 125, frame.describe())
+
+    def test_client_that_never_answers_is_closed(self):
+        client = self.open_client()
+        ping = self.expect_frame(client, "a keep-alive ping")
+        self.assertEqual(ping.opcode, OP_PING, ping.describe())
+        self.assert_closed_for_missing_pong(client)
+
+    def assert_closed_for_missing_pong(self, client) -> None:
+        """A close frame (which must carry 1011) or a plain TCP drop, within the bound."""
+        deadline = time.monotonic() + self.close_bound
+        while True:
+            try:
+                frame = client.recv_frame(max(0.0, deadline - time.monotonic()))
+            except WsConnectionClosed:
+                return  # TCP drop without a close frame is allowed by the contract
+            except WsTimeout:
+                self.fail(f"client that never answered pings still connected after {self.close_bound}s")
+            if frame.opcode == OP_CLOSE:
+                self.assertEqual(frame.close_code, 1011, frame.describe())
+                self.assert_tcp_closed(client, "after the 1011 close")  # no close reply sent
+                return
+            self.assertEqual(frame.opcode, OP_PING, f"unexpected frame {frame.describe()}")
+
+    def test_client_answering_pongs_stays_connected(self):
+        client = self.open_client()
+        pings = self.answer_pings_for(client, 2.0)
+        self.assertGreaterEqual(pings, 2, "expected repeated keep-alive pings over 2 s of idleness")
+        client.send_text(b"alive")
+        self.assert_echo_answering_pings(client, OP_TEXT, b"alive")
+
+    def answer_pings_for(self, client, seconds: float) -> int:
+        """Answer every ping with a pong of the same payload for `seconds`; returns how many came."""
+        deadline = time.monotonic() + seconds
+        count = 0
+        while time.monotonic() < deadline:
+            try:
+                frame = client.recv_frame(max(0.01, deadline - time.monotonic()))
+            except WsTimeout:
+                break
+            except WsConnectionClosed as exc:
+                self.fail(f"client answering pongs was disconnected after {count} pings: {exc}\n{self.tail()}")
+            self.assertEqual(frame.opcode, OP_PING, f"unexpected frame {frame.describe()}")
+            client.send_pong(frame.payload)
+            count += 1
+        return count
+
+    def assert_echo_answering_pings(self, client, opcode: int, payload: bytes) -> None:
+        while True:
+            frame = self.expect_frame(client, "echo")
+            if frame.opcode == OP_PING:
+                client.send_pong(frame.payload)
+                continue
+            self.assertEqual((frame.opcode, frame.payload), (opcode, payload), frame.describe())
+            return
+
+    def test_any_frame_counts_as_a_sign_of_life(self):
+        """Contract: the pong timeout fires on no frame at all; a chatty client never answering pings stays."""
+        client = self.open_client()
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            client.send_text(b"chatter")
+            self.assert_echo_skipping_pings(client, OP_TEXT, b"chatter")
+            time.sleep(0.1)
+
+    def assert_echo_skipping_pings(self, client, opcode: int, payload: bytes) -> None:
+        while True:
+            frame = self.expect_frame(client, "echo")
+            if frame.opcode != OP_PING:
+                self.assertEqual((frame.opcode, frame.payload), (opcode, payload), frame.describe())
+                return
+
+    def test_close_still_works_after_pings(self):
+        client = self.open_client()
+        self.answer_pings_for(client, 0.8)
+        client.send_raw(build_frame(OP_CLOSE, close_payload(1000)))
+        while True:
+            frame = self.expect_frame(client, "close reply")
+            if frame.opcode != OP_PING:
+                break
+        self.assertEqual((frame.opcode, frame.close_code), (OP_CLOSE, 1000), frame.describe())
+        self.assert_tcp_closed(client, "after the close reply")
+
+
+if __name__ == "__main__":
+    unittest.main()
