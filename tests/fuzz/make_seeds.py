@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<name>/).
+
+The seeds are small meaningful inputs from which libFuzzer starts, and the
+replay tests (fuzz_replay_<name>) run them as regression tests. Re-run after
+changing this script and commit the output:  python3 tests/fuzz/make_seeds.py
+
+Input layouts (see the targets):
+  frame_parser: [split seed][flags][client frames...]
+                split seed 0 feeds whole; flags bits 0-2 size limit 64<<n,
+                bits 3-5 fragment limit 1+3n, bit 6 allow RSV1, bit 7 skip UTF-8
+  utf8:         [split seed][text...]
+  handshake:    raw HTTP request bytes
+Files found in the corpus directories that this script does not write (such
+as crash reproducers added by hand) are left alone.
+"""
+
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KEY = b"\x37\xfa\x21\x3d"
+
+
+def frame(opcode, payload=b"", fin=True, rsv=0, masked=True, length=None):
+    """A client frame; `length` overrides the header's length field."""
+    n = len(payload) if length is None else length
+    out = bytes([(0x80 if fin else 0) | rsv | opcode])
+    mask_bit = 0x80 if masked else 0
+    if n < 126:
+        out += bytes([mask_bit | n])
+    elif n <= 0xFFFF:
+        out += bytes([mask_bit | 126]) + struct.pack(">H", n)
+    else:
+        out += bytes([mask_bit | 127]) + struct.pack(">Q", n)
+    if masked:
+        out += KEY
+        payload = bytes(b ^ KEY[i % 4] for i, b in enumerate(payload))
+    return out + payload
+
+
+def close(code, reason=b""):
+    return frame(0x8, struct.pack(">H", code) + reason)
+
+
+# flags: default limits are 64 B << 4 = 1 KiB and 1 + 3*5 = 16 fragments
+DEFAULT_FLAGS = 0x04 | (5 << 3)
+SMALL_FLAGS = 0x00 | (0 << 3)  # 64 B, 1 fragment
+RSV1_FLAGS = DEFAULT_FLAGS | 0x40
+NO_UTF8_FLAGS = DEFAULT_FLAGS | 0x80
+
+FRAGMENTED = frame(0x1, b"Hel", fin=False) + frame(0x9, b"p") + frame(0x0, b"lo", fin=False) + frame(0xA) + frame(0x0, b"!")
+
+FRAME_SEEDS = {
+    "text_hello": (0, DEFAULT_FLAGS, frame(0x1, b"Hello")),
+    "binary_125": (0, DEFAULT_FLAGS, frame(0x2, bytes(range(125)))),
+    "binary_126_len16": (0, DEFAULT_FLAGS, frame(0x2, bytes(126))),
+    "binary_300_split": (7, 0x07 | (5 << 3), frame(0x2, bytes(i % 251 for i in range(300)))),
+    "empty_text": (0, DEFAULT_FLAGS, frame(0x1)),
+    "fragmented_with_controls": (0, DEFAULT_FLAGS, FRAGMENTED),
+    "fragmented_byte_at_a_time": (12, DEFAULT_FLAGS, FRAGMENTED),
+    "fragmented_small_pieces": (3, DEFAULT_FLAGS, FRAGMENTED + close(1000, b"bye")),
+    "utf8_across_fragments": (5, DEFAULT_FLAGS, frame(0x1, b"\xe2", fin=False) + frame(0x0, b"\x82\xac")),
+    "ping_pong_close": (0, DEFAULT_FLAGS, frame(0x9, b"ping") + frame(0xA, b"pong") + close(1001, b"going")),
+    "close_empty": (0, DEFAULT_FLAGS, frame(0x8)),
+    "close_reason_utf8": (2, DEFAULT_FLAGS, close(4000, "au revoir ✓".encode())),
+    "rsv1_allowed": (0, RSV1_FLAGS, frame(0x1, b"x", rsv=0x40)),
+    "no_utf8_check": (0, NO_UTF8_FLAGS, frame(0x1, b"\xff\xfe")),
+    # One seed per error.
+    "err_rsv1": (0, DEFAULT_FLAGS, frame(0x1, b"x", rsv=0x40)),
+    "err_rsv2": (0, RSV1_FLAGS, frame(0x1, b"x", rsv=0x20)),
+    "err_rsv1_on_ping": (0, RSV1_FLAGS, frame(0x9, b"x", rsv=0x40)),
+    "err_reserved_opcode_3": (0, DEFAULT_FLAGS, frame(0x3, b"x")),
+    "err_reserved_opcode_11": (0, DEFAULT_FLAGS, frame(0xB)),
+    "err_unmasked": (0, DEFAULT_FLAGS, frame(0x1, b"hi", masked=False)),
+    "err_control_too_long": (0, DEFAULT_FLAGS, frame(0x9, bytes(126))),
+    "err_control_fragmented": (0, DEFAULT_FLAGS, frame(0x9, b"x", fin=False)),
+    "err_continuation_first": (0, DEFAULT_FLAGS, frame(0x0, b"x")),
+    "err_data_in_fragmented": (0, DEFAULT_FLAGS, frame(0x1, b"a", fin=False) + frame(0x2, b"b")),
+    "err_invalid_length": (0, DEFAULT_FLAGS, frame(0x2, length=1 << 63)),
+    "err_too_big_single": (0, SMALL_FLAGS, frame(0x2, bytes(65))),
+    "err_too_big_fragments": (0, DEFAULT_FLAGS | (5 << 3), frame(0x2, bytes(1000), fin=False) + frame(0x0, bytes(25))),
+    "err_too_many_fragments": (0, SMALL_FLAGS, frame(0x1, b"a", fin=False) + frame(0x0, b"b")),
+    "err_invalid_utf8": (0, DEFAULT_FLAGS, frame(0x1, b"ok\xc0\x80")),
+    "err_utf8_truncated": (0, DEFAULT_FLAGS, frame(0x1, b"\xf0\x9f\x98")),
+    "err_close_one_byte": (0, DEFAULT_FLAGS, frame(0x8, b"\x03")),
+    "err_close_code_1005": (0, DEFAULT_FLAGS, close(1005)),
+    "err_close_code_5000": (0, DEFAULT_FLAGS, close(5000)),
+    "err_close_bad_reason": (0, DEFAULT_FLAGS, close(1000, b"\xed\xa0\x80")),
+    "truncated_header": (0, DEFAULT_FLAGS, frame(0x2, bytes(70000))[:7]),
+}
+
+UTF8_SEEDS = {
+    "ascii": (0, b"Hello, world! plain ASCII over the 16-byte fast path"),
+    "two_byte": (3, "déjà vu".encode()),
+    "three_byte": (1, "€ ₿ 中文".encode()),
+    "four_byte": (2, "😀🎉".encode()),
+    "max_scalar": (0, b"\xf4\x8f\xbf\xbf"),
+    "boundaries": (5, b"\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf\xc2\x80\xdf\xbf"),
+    "overlong_2": (0, b"\xc0\x80"),
+    "overlong_3": (0, b"\xe0\x80\x80"),
+    "overlong_4": (0, b"\xf0\x80\x80\x80"),
+    "surrogate": (0, b"\xed\xa0\x80"),
+    "above_max": (0, b"\xf4\x90\x80\x80"),
+    "lead_f5": (0, b"\xf5\x80\x80\x80"),
+    "fe_ff": (0, b"ab\xfe\xff"),
+    "lone_continuation": (1, b"abc\x80def"),
+    "truncated": (0, b"abc\xe2\x82"),
+    "bad_after_fast_path": (4, b"a" * 33 + b"\xc3\x28"),
+    "split_sequence": (1, b"x" * 15 + "€".encode() + b"y" * 15),
+}
+
+REQUEST = (
+    b"GET /chat HTTP/1.1\r\n"
+    b"Host: server.example.com\r\n"
+    b"Upgrade: websocket\r\n"
+    b"Connection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    b"Sec-WebSocket-Version: 13\r\n"
+)
+
+
+def request(extra=b"", drop=(), replace=None):
+    lines = REQUEST.split(b"\r\n")[:-1]
+    lines = [l for l in lines if not any(l.lower().startswith(d.lower()) for d in drop)]
+    out = b"\r\n".join(lines) + b"\r\n" + extra + b"\r\n"
+    if replace:
+        out = out.replace(*replace)
+    return out
+
+
+HANDSHAKE_SEEDS = {
+    "valid": request(),
+    "valid_origin_protocol": request(b"Origin: https://app.example\r\nSec-WebSocket-Protocol: superchat, chat\r\n"),
+    "valid_token_lists": request(replace=(b"Connection: Upgrade", b"Connection: keep-alive, Upgrade")),
+    "post": request(replace=(b"GET", b"POST")),
+    "http_1_0": request(replace=(b"HTTP/1.1", b"HTTP/1.0")),
+    "no_host": request(drop=(b"Host",)),
+    "plain_http": request(drop=(b"Upgrade", b"Connection")),
+    "upgrade_h2c": request(replace=(b"Upgrade: websocket", b"Upgrade: h2c")),
+    "no_connection_upgrade": request(replace=(b"Connection: Upgrade", b"Connection: keep-alive")),
+    "version_12": request(replace=(b"Version: 13", b"Version: 12")),
+    "no_version": request(drop=(b"Sec-WebSocket-Version",)),
+    "no_key": request(drop=(b"Sec-WebSocket-Key",)),
+    "short_key": request(replace=(b"dGhlIHNhbXBsZSBub25jZQ==", b"dGhlIHNhbXBsZQ==")),
+    "bad_key": request(replace=(b"dGhlIHNhbXBsZSBub25jZQ==", b"dGhlIHNhbXBsZ*Bub25jZQ==")),
+    "two_keys": request(b"Sec-WebSocket-Key: AQIDBAUGBwgJCgsMDQ4PEA==\r\n"),
+    "origin_refused": request(b"Origin: http://evil.example\r\n"),
+    "truncated": request()[:40],
+    "garbage": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+    "huge_header": b"GET / HTTP/1.1\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n",
+}
+
+
+# --- link envelopes (proto/framegate/link.proto), protobuf encoded by hand ---
+
+def varint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def field_varint(number, value):
+    return varint(number << 3) + varint(value)
+
+
+def field_bytes(number, value):
+    return varint((number << 3) | 2) + varint(len(value)) + value
+
+
+def envelope(number, body, version=1, length=None):
+    """One framed Envelope whose oneof field `number` holds `body`."""
+    payload = field_bytes(number, body)
+    size = len(payload) if length is None else length
+    return b"FG" + bytes([version, 0]) + size.to_bytes(4, "big") + payload
+
+
+REGISTER = envelope(1, field_bytes(1, b"w1") + field_varint(2, 1234) + field_bytes(3, b"0.1.0")
+                    + field_bytes(4, b"/echo") + field_bytes(4, b"/rooms"))
+MESSAGE = envelope(4, field_varint(1, 7) + field_bytes(3, b"hello") + field_varint(4, 1))
+SEND = envelope(6, field_varint(1, 1) + field_varint(1, 2) + field_varint(1, 3) + field_bytes(3, b'{"room":"r"}'))
+ACK = envelope(9, field_varint(1, 42))
+OPENED = envelope(3, field_varint(1, 9) + field_bytes(3, b"/rooms") + field_varint(9, 1)
+                  + field_bytes(10, field_bytes(1, b"lobby")))
+LINK_SEEDS = {
+    "register": bytes([0]) + REGISTER,
+    "message": bytes([3]) + MESSAGE,
+    "send_many": bytes([5]) + SEND,
+    "batch": bytes([7]) + REGISTER + MESSAGE + SEND + ACK + OPENED,
+    "bad_magic": bytes([1]) + b"XG" + MESSAGE[2:],
+    "bad_version": bytes([1]) + envelope(9, field_varint(1, 1), version=9),
+    "too_large": bytes([1]) + envelope(9, field_varint(1, 1), length=1 << 30),
+    "truncated": bytes([2]) + MESSAGE[:-3],
+    "malformed": bytes([2]) + b"FG\x01\x00\x00\x00\x00\x03\xff\xff\xff",
+}
+
+
+def write_corpus(name, seeds):
+    directory = os.path.join(HERE, "corpus", name)
+    os.makedirs(directory, exist_ok=True)
+    for seed_name, content in seeds.items():
+        with open(os.path.join(directory, seed_name), "wb") as f:
+            f.write(content)
+    print(f"{name}: {len(seeds)} seeds in {os.path.relpath(directory)}")
+
+
+def main():
+    write_corpus("frame_parser", {k: bytes([s, fl]) + data for k, (s, fl, data) in FRAME_SEEDS.items()})
+    write_corpus("utf8", {k: bytes([s]) + data for k, (s, data) in UTF8_SEEDS.items()})
+    write_corpus("handshake", HANDSHAKE_SEEDS)
+    write_corpus("link_envelope", LINK_SEEDS)
+
+
+if __name__ == "__main__":
+    main()

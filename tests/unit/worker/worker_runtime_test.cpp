@@ -1,0 +1,353 @@
+// The worker runtime over real Unix sockets, against a scripted gateway
+// on the same io_context: Register/Welcome on every link, echo with its
+// Ack, batching, rooms through the hub, and every way a link can fail
+// (drop, garbage, no Welcome, gateway not there yet) ending in a reconnect.
+#include "worker/runtime/worker_runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/write.hpp>
+
+#include "common/logging.hpp"
+#include "worker/apps/echo_app.hpp"
+#include "worker/apps/rooms_app.hpp"
+#include "worker/broker/gateway_hub_broker.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+namespace pb = framegate::link;
+using proto = asio::local::stream_protocol;
+using namespace fg::worker;
+using namespace std::chrono_literals;
+
+// One accepted link, as the gateway sees it.
+struct gw_conn {
+  explicit gw_conn(asio::io_context& io) : socket(io) {}
+  proto::socket socket;
+  fg::link::decoder decoder;
+  std::array<std::uint8_t, 65536> buf{};
+  std::vector<pb::Envelope> got;
+  std::size_t reads = 0;
+  bool eof = false;
+
+  void read() {
+    socket.async_read_some(asio::buffer(buf), [this](const boost::system::error_code& ec, std::size_t n) {
+      if (ec) {
+        eof = true;
+        return;
+      }
+      ++reads;
+      decoder.feed(std::span<const std::uint8_t>(buf.data(), n), [this](const pb::Envelope& e) { got.push_back(e); });
+      read();
+    });
+  }
+  void write(const std::vector<pb::Envelope>& envs) {
+    fg::byte_buffer out;
+    for (const auto& e : envs) fg::link::encode(e, out);
+    asio::write(socket, asio::buffer(out.data(), out.size()));
+  }
+  void write_raw(std::string_view bytes) { asio::write(socket, asio::buffer(bytes.data(), bytes.size())); }
+  [[nodiscard]] std::size_t count(pb::Envelope::BodyCase c) const {
+    return static_cast<std::size_t>(
+        std::count_if(got.begin(), got.end(), [c](const pb::Envelope& e) { return e.body_case() == c; }));
+  }
+};
+
+// Listens on link-0..n-1.sock; keeps every accepted link.
+class fake_gateway {
+ public:
+  fake_gateway(asio::io_context& io, const std::filesystem::path& dir, std::uint32_t threads) : io_(io) {
+    for (std::uint32_t i = 0; i < threads; ++i) listen(dir, i);
+  }
+  void listen(const std::filesystem::path& dir, std::uint32_t i) {
+    const auto path = dir / ("link-" + std::to_string(i) + ".sock");
+    std::filesystem::remove(path);
+    acceptors_.push_back(std::make_unique<proto::acceptor>(io_, proto::endpoint(path.native())));
+    accepted_.resize(acceptors_.size());
+    accept(acceptors_.size() - 1);
+  }
+  void accept(std::size_t i) {
+    auto conn = std::make_shared<gw_conn>(io_);
+    acceptors_[i]->async_accept(conn->socket, [this, i, conn](const boost::system::error_code& ec) {
+      if (ec) return;
+      accepted_[i].push_back(conn);
+      conn->read();
+      accept(i);
+    });
+  }
+  std::vector<std::shared_ptr<gw_conn>>& accepted(std::size_t i) { return accepted_[i]; }
+  gw_conn& last(std::size_t i) { return *accepted_[i].back(); }
+
+  void close() {
+    for (auto& a : acceptors_) a->close();
+    for (auto& list : accepted_)
+      for (auto& c : list) c->socket.close();
+  }
+
+ private:
+  asio::io_context& io_;
+  std::vector<std::unique_ptr<proto::acceptor>> acceptors_;
+  std::vector<std::vector<std::shared_ptr<gw_conn>>> accepted_;
+};
+
+pb::Envelope welcome(std::uint32_t index, std::uint32_t count) {
+  pb::Envelope e;
+  e.mutable_welcome()->set_gateway_id("g-test");
+  e.mutable_welcome()->set_link_index(index);
+  e.mutable_welcome()->set_link_count(count);
+  e.mutable_welcome()->set_credit_window(256);
+  return e;
+}
+
+pb::Envelope opened(std::uint64_t id, const std::string& path) {
+  pb::Envelope e;
+  e.mutable_opened()->set_conn_id(id);
+  e.mutable_opened()->set_path(path);
+  return e;
+}
+
+pb::Envelope text(std::uint64_t id, const std::string& payload, std::uint64_t seq) {
+  pb::Envelope e;
+  e.mutable_message()->set_conn_id(id);
+  e.mutable_message()->set_payload(payload);
+  e.mutable_message()->set_seq(seq);
+  return e;
+}
+
+class WorkerRuntime : public ::testing::Test {
+ protected:
+  WorkerRuntime() {
+    dir_ = std::filesystem::temp_directory_path() / ("fgw-rt-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    config_.id = "wt";
+    config_.link_dir = dir_.native();
+    config_.link.backoff_min = 5ms;
+    config_.link.backoff_max = 40ms;
+    config_.link.welcome_timeout = 150ms;
+    auto rooms = std::make_unique<rooms_app>();
+    rooms_ = rooms.get();
+    apps_.mount("/echo", std::make_unique<echo_app>());
+    apps_.mount("/rooms", std::move(rooms));
+  }
+  ~WorkerRuntime() override {
+    if (runtime_) runtime_->stop();
+    if (gateway_) gateway_->close();
+    io_.run_for(50ms);
+    std::filesystem::remove_all(dir_);
+  }
+
+  void start_worker() {
+    runtime_ = std::make_unique<worker_runtime>(io_, config_, apps_, fg::component_logger("worker-test"));
+    hub_ = std::make_unique<gateway_hub_broker>(*runtime_, [this](std::string_view room, std::string_view payload) {
+      runtime_->core().deliver_room_message(room, payload);
+    });
+    runtime_->set_broker(*hub_, hub_.get());
+    runtime_->start();
+  }
+
+  // Runs the loop until `done` holds; false after 5 s.
+  bool run_until(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      io_.run_one_for(10ms);
+    }
+    return true;
+  }
+
+  // Waits for the Register on link i and answers it.
+  void register_link(std::uint32_t i, std::uint32_t count) {
+    ASSERT_TRUE(run_until([&] { return !gateway_->accepted(i).empty() && !gateway_->last(i).got.empty(); }));
+    gateway_->last(i).write({welcome(i, count)});
+    ASSERT_TRUE(run_until([&] { return runtime_->link_at(i) != nullptr && runtime_->link_at(i)->ready(); }));
+  }
+
+  asio::io_context io_;
+  std::filesystem::path dir_;
+  worker_config config_;
+  app_registry apps_;
+  rooms_app* rooms_ = nullptr;
+  std::unique_ptr<fake_gateway> gateway_;
+  std::unique_ptr<worker_runtime> runtime_;
+  std::unique_ptr<gateway_hub_broker> hub_;
+};
+
+TEST_F(WorkerRuntime, RegistersFirstOnEveryLinkSocket) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 3);
+  start_worker();
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(run_until([&] { return !gateway_->accepted(i).empty() && !gateway_->last(i).got.empty(); }));
+    const auto& first = gateway_->last(i).got.front();
+    ASSERT_TRUE(first.has_register_()) << first.DebugString();
+    EXPECT_EQ(first.register_().worker_id(), "wt");
+    EXPECT_EQ(first.register_().link_index(), i);
+    EXPECT_EQ(first.register_().pid(), static_cast<std::uint32_t>(::getpid()));
+    EXPECT_EQ(std::vector<std::string>(first.register_().paths().begin(), first.register_().paths().end()),
+              (std::vector<std::string>{"/echo", "/rooms"}));
+  }
+  for (std::uint32_t i = 0; i < 3; ++i) register_link(i, 3);
+  EXPECT_EQ(runtime_->ready_links(), 3u);
+}
+
+TEST_F(WorkerRuntime, EchoesAndAcksABatchInOneWrite) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 1);
+  start_worker();
+  register_link(0, 1);
+  auto& gw = gateway_->last(0);
+  const auto writes_before = runtime_->link_at(0)->stats().writes;
+
+  std::vector<pb::Envelope> batch{opened(1, "/echo")};
+  for (std::uint64_t seq = 1; seq <= 100; ++seq) batch.push_back(text(1, "m" + std::to_string(seq), seq));
+  gw.write(batch);
+  ASSERT_TRUE(
+      run_until([&] { return !gw.got.empty() && gw.got.back().has_ack() && gw.got.back().ack().seq() == 100; }));
+  ASSERT_EQ(gw.count(pb::Envelope::kSend), 100u);
+  // Sends in order, each before the Ack that covers it.
+  std::uint64_t next = 1, acked = 0;
+  for (const auto& e : gw.got) {
+    if (e.has_send()) {
+      EXPECT_EQ(e.send().payload(), "m" + std::to_string(next));
+      EXPECT_GT(next, acked) << "a message was acked before its reply was queued";
+      ++next;
+    } else if (e.has_ack()) {
+      EXPECT_EQ(e.ack().seq(), next - 1) << "the Ack covers exactly the replies before it";
+      acked = e.ack().seq();
+    }
+  }
+  // The batch (~2.5 KB, one write on a Unix socket) arrives in one read:
+  // its 100 replies and its Ack leave in one write, not one per envelope
+  // (nor a first write for the first reply and a second for the rest).
+  EXPECT_EQ(runtime_->link_at(0)->stats().writes - writes_before, 1u);
+  EXPECT_EQ(gw.count(pb::Envelope::kAck), 1u);
+}
+
+TEST_F(WorkerRuntime, AnswersPings) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 1);
+  start_worker();
+  register_link(0, 1);
+  pb::Envelope ping;
+  ping.mutable_ping()->set_nonce(31337);
+  gateway_->last(0).write({ping});
+  ASSERT_TRUE(run_until([&] { return gateway_->last(0).count(pb::Envelope::kPong) == 1; }));
+  EXPECT_EQ(gateway_->last(0).got.back().pong().nonce(), 31337u);
+}
+
+TEST_F(WorkerRuntime, RoomsGoThroughTheHubOnLinkZero) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 2);
+  start_worker();
+  register_link(0, 2);
+  register_link(1, 2);
+  auto& l0 = gateway_->last(0);
+  auto& l1 = gateway_->last(1);
+
+  l1.write({opened(7, "/rooms"), text(7, R"({"op":"join","room":"r"})", 1),
+            text(7, R"({"op":"publish","room":"r","data": [1, 2.50] })", 2)});
+  ASSERT_TRUE(
+      run_until([&] { return l0.count(pb::Envelope::kBrokerPublish) == 1 && l1.count(pb::Envelope::kAck) >= 1; }));
+  // Subscribe before publish, both on link 0; the state update on the connection's link.
+  std::vector<pb::Envelope::BodyCase> on0;
+  for (const auto& e : l0.got) on0.push_back(e.body_case());
+  EXPECT_EQ(on0, (std::vector<pb::Envelope::BodyCase>{pb::Envelope::kRegister, pb::Envelope::kBrokerSubscribe,
+                                                      pb::Envelope::kBrokerPublish}));
+  EXPECT_EQ(l0.got[1].broker_subscribe().subscribe(0), "r");
+  EXPECT_EQ(l0.got[2].broker_publish().payload(), R"({"room":"r","data":[1, 2.50]})");
+  EXPECT_EQ(l1.count(pb::Envelope::kState), 1u);
+  EXPECT_EQ(l1.count(pb::Envelope::kBrokerSubscribe), 0u);
+
+  // The hub relays it back: one Send to the member, on the member's link.
+  pb::Envelope deliver;
+  deliver.mutable_broker_deliver()->set_room("r");
+  deliver.mutable_broker_deliver()->set_payload(l0.got[2].broker_publish().payload());
+  l0.write({deliver});
+  ASSERT_TRUE(run_until([&] { return l1.count(pb::Envelope::kSend) == 1; }));
+  EXPECT_EQ(l1.got.back().send().payload(), R"({"room":"r","data":[1, 2.50]})");
+  EXPECT_EQ(l1.got.back().send().conn_ids(0), 7u);
+}
+
+TEST_F(WorkerRuntime, ReconnectsAfterTheGatewayDropsTheLinkAndResubscribes) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 1);
+  start_worker();
+  register_link(0, 1);
+  gateway_->last(0).write({opened(1, "/rooms"), text(1, R"({"op":"join","room":"x"})", 1)});
+  ASSERT_TRUE(run_until([&] { return gateway_->last(0).count(pb::Envelope::kBrokerSubscribe) == 1; }));
+  EXPECT_EQ(rooms_->local_members("x"), 1u);
+
+  gateway_->last(0).socket.close();
+  ASSERT_TRUE(run_until([&] { return gateway_->accepted(0).size() == 2 && !gateway_->last(0).got.empty(); }));
+  EXPECT_TRUE(gateway_->last(0).got.front().has_register_());
+  // The connections of the lost link are gone, and with them the room.
+  EXPECT_EQ(rooms_->local_members("x"), 0u);
+  EXPECT_EQ(runtime_->core().connection_count(), 0u);
+
+  // A member on the new link: its room is subscribed on the new link 0.
+  gateway_->last(0).write({welcome(0, 1), opened(2, "/rooms"), text(2, R"({"op":"join","room":"y"})", 1)});
+  ASSERT_TRUE(run_until([&] { return gateway_->last(0).count(pb::Envelope::kBrokerSubscribe) == 1; }));
+}
+
+TEST_F(WorkerRuntime, ResubscribesWantedRoomsWhenLinkZeroComesBack) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 2);
+  start_worker();
+  register_link(0, 2);
+  register_link(1, 2);
+  // A member on link 1 keeps room "z" wanted while link 0 flaps.
+  gateway_->last(1).write({opened(3, "/rooms"), text(3, R"({"op":"join","room":"z"})", 1)});
+  ASSERT_TRUE(run_until([&] { return gateway_->last(0).count(pb::Envelope::kBrokerSubscribe) == 1; }));
+  gateway_->last(0).socket.close();
+  ASSERT_TRUE(run_until([&] { return gateway_->accepted(0).size() == 2 && !gateway_->last(0).got.empty(); }));
+  gateway_->last(0).write({welcome(0, 2)});
+  ASSERT_TRUE(run_until([&] { return gateway_->last(0).count(pb::Envelope::kBrokerSubscribe) == 1; }));
+  const auto& sub = *std::find_if(gateway_->last(0).got.begin(), gateway_->last(0).got.end(),
+                                  [](const pb::Envelope& e) { return e.has_broker_subscribe(); });
+  ASSERT_EQ(sub.broker_subscribe().subscribe_size(), 1);
+  EXPECT_EQ(sub.broker_subscribe().subscribe(0), "z");
+}
+
+TEST_F(WorkerRuntime, ADecodeErrorClosesTheLinkAndReconnects) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 1);
+  start_worker();
+  register_link(0, 1);
+  gateway_->last(0).write_raw("HTTP/1.1 200 OK\r\n\r\n");  // not a framegate link
+  ASSERT_TRUE(run_until([&] { return gateway_->accepted(0).front()->eof; }));
+  ASSERT_TRUE(run_until([&] { return gateway_->accepted(0).size() == 2 && !gateway_->last(0).got.empty(); }));
+  EXPECT_TRUE(gateway_->last(0).got.front().has_register_());
+}
+
+TEST_F(WorkerRuntime, NoWelcomeMeansReconnect) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 1);
+  start_worker();
+  // Never answer: after the welcome timeout the worker tries again.
+  ASSERT_TRUE(run_until([&] { return gateway_->accepted(0).size() >= 2 && !gateway_->last(0).got.empty(); }));
+  EXPECT_TRUE(gateway_->accepted(0).front()->eof);
+  EXPECT_FALSE(runtime_->link_at(0)->ready());
+}
+
+TEST_F(WorkerRuntime, SomethingOtherThanWelcomeFirstIsAProtocolError) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 1);
+  start_worker();
+  ASSERT_TRUE(run_until([&] { return !gateway_->accepted(0).empty() && !gateway_->last(0).got.empty(); }));
+  gateway_->last(0).write({opened(1, "/echo")});
+  ASSERT_TRUE(run_until([&] { return gateway_->accepted(0).size() == 2; }));
+  EXPECT_EQ(runtime_->core().connection_count(), 0u);
+}
+
+TEST_F(WorkerRuntime, WaitsForAGatewayThatIsNotThereYet) {
+  start_worker();
+  io_.run_for(100ms);
+  EXPECT_EQ(runtime_->link_count(), 0u);
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 2);
+  ASSERT_TRUE(run_until([&] { return runtime_->link_count() == 2; }));
+  register_link(0, 2);
+  register_link(1, 2);
+}
+
+}  // namespace
