@@ -1,0 +1,144 @@
+// Fakes for the worker's seams: the app api, the broker, a link output
+// and the hub port. They record what they are asked to do, so a test can
+// drive an app or the dispatcher and look at exactly what would have gone
+// to the gateway.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "framegate/link.pb.h"
+#include "worker/app.hpp"
+#include "worker/runtime/link_output.hpp"
+
+namespace fg::worker::fakes {
+
+class fake_broker final : public broker {
+ public:
+  struct publication {
+    std::string room;
+    std::string payload;
+  };
+
+  void subscribe(std::string_view room) override {
+    calls.push_back("subscribe " + std::string(room));
+    subscribed.insert(std::string(room));
+  }
+  void unsubscribe(std::string_view room) override {
+    calls.push_back("unsubscribe " + std::string(room));
+    subscribed.erase(std::string(room));
+  }
+  void publish(std::string_view room, std::string_view payload) override {
+    published.push_back({std::string(room), std::string(payload)});
+  }
+
+  std::vector<std::string> calls;
+  std::set<std::string> subscribed;
+  std::vector<publication> published;
+};
+
+// An api that records; connections are whatever the test creates.
+class fake_api final : public api {
+ public:
+  struct sent {
+    std::vector<conn_id> to;
+    message_kind kind;
+    std::string payload;
+  };
+  struct closed {
+    conn_id id;
+    std::uint16_t code;
+    std::string reason;
+  };
+
+  void send(conn_id to, message_kind kind, std::string_view payload) override {
+    sends.push_back({{to}, kind, std::string(payload)});
+  }
+  void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload) override {
+    sends.push_back({{to.begin(), to.end()}, kind, std::string(payload)});
+  }
+  void close(conn_id c, std::uint16_t code, std::string_view reason) override {
+    closes.push_back({c, code, std::string(reason)});
+  }
+  void keep_state(connection& c, connection_state state) override {
+    c.mutable_state() = state;
+    kept.emplace_back(c.id(), std::move(state));
+  }
+  broker& rooms() override { return broker_; }
+  const std::string& worker_id() const override { return id_; }
+
+  fake_broker& fake_rooms() { return broker_; }
+
+  std::vector<sent> sends;
+  std::vector<closed> closes;
+  std::vector<std::pair<conn_id, connection_state>> kept;
+
+ private:
+  fake_broker broker_;
+  std::string id_ = "w-test";
+};
+
+// Records every envelope queued, by link.
+class fake_link_output final : public link_output {
+ public:
+  struct queued {
+    std::uint32_t link;
+    framegate::link::Envelope envelope;
+  };
+
+  void queue(std::uint32_t index, const framegate::link::Envelope& e) override { log.push_back({index, e}); }
+
+  // Envelopes queued on `link`, in order.
+  [[nodiscard]] std::vector<framegate::link::Envelope> on(std::uint32_t link) const {
+    std::vector<framegate::link::Envelope> out;
+    for (const auto& q : log)
+      if (q.link == link) out.push_back(q.envelope);
+    return out;
+  }
+  void clear() { log.clear(); }
+
+  std::vector<queued> log;
+};
+
+// Link 0 as a hub broker sees it; end_turn() runs the end-of-turn hooks
+// the way the runtime does before it writes.
+class fake_hub_port final : public hub_port {
+ public:
+  [[nodiscard]] bool hub_ready() const override { return ready; }
+  void send_to_hub(const framegate::link::Envelope& e) override {
+    if (ready) sent.push_back(e);
+  }
+  void at_end_of_turn(std::function<void()> fn) override { hooks.push_back(std::move(fn)); }
+
+  void end_turn() {
+    while (!hooks.empty()) {
+      auto run = std::move(hooks);
+      hooks.clear();
+      for (auto& fn : run) fn();
+    }
+  }
+
+  bool ready = true;
+  std::vector<framegate::link::Envelope> sent;
+  std::vector<std::function<void()>> hooks;
+};
+
+// A connection as the runtime would create it.
+inline connection make_connection(conn_id id, std::string path = "/rooms", bool resumed = false,
+                                  connection_state state = {}) {
+  connection_info info;
+  info.id = id;
+  info.path = std::move(path);
+  info.resumed = resumed;
+  return connection(std::move(info), std::move(state));
+}
+
+}  // namespace fg::worker::fakes

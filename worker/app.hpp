@@ -1,0 +1,133 @@
+// The worker app API: what a user writes to put business logic behind
+// framegate. One class per app, mounted on a URL path:
+//
+//   class shout_app final : public fg::worker::app {
+//    public:
+//     void on_message(fg::worker::connection& c, fg::worker::message m) override {
+//       std::string up(m.payload);
+//       for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+//       api().send(c.id(), m.kind, up);
+//     }
+//   };
+//   registry.mount("/shout", std::make_unique<shout_app>());
+//
+// Threading: a worker runs one event loop; every callback and every api()
+// call happens on it, so apps need no locks. Callbacks must not block:
+// the loop also serves every other connection of the worker.
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace fg::worker {
+
+using conn_id = std::uint64_t;
+
+enum class message_kind : std::uint8_t { text, binary };
+
+struct message {
+  message_kind kind;
+  std::string_view payload;  // valid during the callback only
+};
+
+// What the gateway told the worker about a connection at its handshake.
+struct connection_info {
+  conn_id id = 0;
+  std::string gateway_id;
+  std::string path;
+  std::string query;
+  std::map<std::string, std::string> headers;  // lower-case names: origin, cookie, and the allow-list
+  std::string subprotocol;
+  std::string remote_address;
+  std::string sticky_key;
+  bool resumed = false;  // moved here from a failed worker, with the state below
+};
+
+// The state the gateway keeps for a connection so that another worker can
+// carry on after a failover (see api::keep_state).
+struct connection_state {
+  std::vector<std::string> rooms;
+  std::string app_data;
+};
+
+// A client connection as an app sees it.
+class connection {
+public:
+  explicit connection(connection_info info, connection_state state)
+      : info_(std::move(info)), state_(std::move(state)) {}
+  [[nodiscard]] conn_id id() const noexcept { return info_.id; }
+  [[nodiscard]] const connection_info& info() const noexcept { return info_; }
+  // The last state kept with api::keep_state (or restored on resume).
+  [[nodiscard]] const connection_state& state() const noexcept { return state_; }
+  connection_state& mutable_state() noexcept { return state_; }
+  // Anything the app wants to hang on the connection.
+  std::any user;
+
+private:
+  connection_info info_;
+  connection_state state_;
+};
+
+// Publish/subscribe between workers (and, with Redis, hosts). A payload
+// published to a room reaches the handler of every worker subscribed to
+// it, exactly once each, the publisher's own worker included; the runtime
+// hands it to app::on_room_message of every mounted app.
+// subscribe/unsubscribe set the worker's interest in a room: they are
+// idempotent, not counted (an app that shares rooms between connections
+// counts its local members itself and subscribes while it has any).
+// Changes made during one loop turn reach the broker together, and always
+// before a publish made after them.
+class broker {
+public:
+  virtual ~broker() = default;
+  virtual void subscribe(std::string_view room) = 0;
+  virtual void unsubscribe(std::string_view room) = 0;
+  virtual void publish(std::string_view room, std::string_view payload) = 0;
+};
+
+// What apps can do. Sends are batched per loop turn and leave in one write.
+class api {
+public:
+  virtual ~api() = default;
+  virtual void send(conn_id to, message_kind kind, std::string_view payload) = 0;
+  // One payload to many connections: framed once by the gateway, the same
+  // bytes written to every recipient.
+  virtual void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload) = 0;
+  virtual void close(conn_id c, std::uint16_t code, std::string_view reason) = 0;
+  // Stores `state` with the connection, here and in the gateway, so it
+  // survives a crash of this worker.
+  virtual void keep_state(connection& c, connection_state state) = 0;
+  virtual broker& rooms() = 0;
+  virtual const std::string& worker_id() const = 0;
+};
+
+// Callbacks run on the worker's loop and must not throw for ordinary bad
+// input (answer the client instead); an exception that escapes one is
+// logged and the connection is closed with 1011.
+class app {
+public:
+  virtual ~app() = default;
+  // Called once when mounted, before any connection.
+  virtual void attach(worker::api& a) { api_ = &a; }
+  virtual void on_open(connection&) {}
+  virtual void on_message(connection& c, message m) = 0;
+  virtual void on_close(connection&, std::uint16_t /*code*/) {}
+  // A broker delivery for a room this worker subscribed to.
+  virtual void on_room_message(std::string_view /*room*/, std::string_view /*payload*/) {}
+
+protected:
+  // Qualified: GCC rejects a member named like the type it returns
+  // ("changes meaning of 'api'") when the type is named unqualified.
+  worker::api& api() { return *api_; }
+
+private:
+  worker::api* api_ = nullptr;
+};
+
+}  // namespace fg::worker

@@ -1,0 +1,96 @@
+#include "worker/apps/rooms_protocol.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "worker/apps/json_scan.hpp"
+
+namespace fg::worker {
+
+namespace {
+
+// A JSON string of arbitrary bytes; invalid UTF-8 (possible only when the
+// gateway skips validation) becomes U+FFFD instead of an exception.
+std::string quote(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+rooms_parse_result failure(std::string message) { return {std::nullopt, std::move(message)}; }
+
+// nlohmann's reason without its "[json.exception.parse_error.101] " tag.
+std::string syntax_error(std::string_view text) {
+  try {
+    [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);  // throws the reason
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string_view what = e.what();
+    if (const auto tag_end = what.find("] "); what.starts_with("[json.exception") && tag_end != std::string_view::npos)
+      what.remove_prefix(tag_end + 2);
+    return "invalid JSON: " + std::string(what);
+  } catch (const std::exception&) {
+  }
+  return "invalid JSON";
+}
+
+}  // namespace
+
+rooms_parse_result parse_rooms_request(std::string_view text) {
+  if (!nlohmann::json::accept(text)) return failure(syntax_error(text));
+
+  std::string_view op_raw, room_raw, data_raw;
+  const bool is_object = json::for_each_member(text, [&](std::string_view key, std::string_view value) {
+    if (json::string_equals(key, "op"))
+      op_raw = value;
+    else if (json::string_equals(key, "room"))
+      room_raw = value;
+    else if (json::string_equals(key, "data"))
+      data_raw = value;
+  });
+  if (!is_object) return failure("a message must be a JSON object like {\"op\":\"join\",\"room\":\"lobby\"}");
+
+  if (op_raw.empty()) return failure("missing \"op\": use join, leave or publish");
+  if (json::kind_of(op_raw) != json::value_kind::string)
+    return failure("\"op\" must be a string: join, leave or publish");
+  rooms_request req;
+  const std::string op = json::decode_string(op_raw);
+  if (op == "join")
+    req.op = rooms_op::join;
+  else if (op == "leave")
+    req.op = rooms_op::leave;
+  else if (op == "publish")
+    req.op = rooms_op::publish;
+  else
+    return failure("unknown op " + quote(op) + ": use join, leave or publish");
+
+  if (room_raw.empty()) return failure("missing \"room\"");
+  if (json::kind_of(room_raw) != json::value_kind::string) return failure("\"room\" must be a string");
+  req.room = json::decode_string(room_raw);
+  if (req.room.empty()) return failure("\"room\" must not be empty");
+  if (req.room.size() > max_room_name_bytes)
+    return failure("\"room\" is longer than " + std::to_string(max_room_name_bytes) + " bytes");
+
+  if (req.op == rooms_op::publish) {
+    if (data_raw.empty()) return failure("publish needs \"data\" (any JSON value)");
+    req.data = data_raw;
+  }
+  return {std::move(req), {}};
+}
+
+std::string rooms_delivery(std::string_view room, std::string_view raw_data) {
+  const std::string quoted_room = quote(room);
+  std::string out;
+  out.reserve(quoted_room.size() + raw_data.size() + 18);
+  out += "{\"room\":";
+  out += quoted_room;
+  out += ",\"data\":";
+  out += raw_data;
+  out += '}';
+  return out;
+}
+
+std::string rooms_error(std::string_view message) {
+  std::string out = "{\"error\":";
+  out += quote(message);
+  out += '}';
+  return out;
+}
+
+}  // namespace fg::worker

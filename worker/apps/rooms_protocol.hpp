@@ -1,0 +1,46 @@
+// The /rooms JSON text protocol, as a pure parser and two formatters.
+//
+//   {"op":"join","room":R}               join room R (idempotent)
+//   {"op":"leave","room":R}              leave room R (idempotent)
+//   {"op":"publish","room":R,"data":V}   every member of R in the cluster,
+//                                        the publisher included if a member,
+//                                        receives {"room":R,"data":V}
+//
+// V is forwarded as the exact bytes the publisher wrote (the raw span of
+// the value, never re-serialized). R is compared and re-serialized after
+// decoding, so "r" and "\u0072" are one room. Members other than op, room
+// and data are ignored; a repeated member counts with its last value.
+// Anything else gets {"error":"..."} naming the problem.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fg::worker {
+
+inline constexpr std::size_t max_room_name_bytes = 256;
+
+enum class rooms_op : unsigned char { join, leave, publish };
+
+struct rooms_request {
+  rooms_op op = rooms_op::join;
+  std::string room;       // decoded, 1..max_room_name_bytes bytes of UTF-8
+  std::string_view data;  // publish only: raw JSON of the value, points into the message
+};
+
+struct rooms_parse_result {
+  std::optional<rooms_request> request;  // set on success
+  std::string error;                     // set on failure: a human-readable reason
+};
+
+rooms_parse_result parse_rooms_request(std::string_view text);
+
+// {"room":<room as a JSON string>,"data":<raw_data>}
+std::string rooms_delivery(std::string_view room, std::string_view raw_data);
+
+// {"error":<message as a JSON string>}
+std::string rooms_error(std::string_view message);
+
+}  // namespace fg::worker

@@ -1,0 +1,86 @@
+#include "worker/broker/gateway_hub_broker.hpp"
+
+namespace fg::worker {
+
+void gateway_hub_broker::subscribe(std::string_view room) {
+  if (wanted_.emplace(room).second) touch(room);
+}
+
+void gateway_hub_broker::unsubscribe(std::string_view room) {
+  if (wanted_.erase(std::string(room)) > 0) touch(room);
+}
+
+void gateway_hub_broker::touch(std::string_view room) {
+  touched_.emplace_back(room);
+  if (flush_pending_) return;
+  flush_pending_ = true;
+  port_.at_end_of_turn([this] { flush_changes(); });
+}
+
+void gateway_hub_broker::flush_changes() {
+  flush_pending_ = false;
+  if (touched_.empty()) return;
+  if (!port_.hub_ready()) {
+    // on_hub_up will send the whole wanted set.
+    touched_.clear();
+    return;
+  }
+  auto* m = subscribe_env_.mutable_broker_subscribe();
+  m->clear_subscribe();
+  m->clear_unsubscribe();
+  for (const std::string& room : touched_) {
+    const bool want = wanted_.contains(room);
+    const bool told = announced_.contains(room);
+    if (want && !told) {
+      m->add_subscribe(room);
+      announced_.insert(room);
+    } else if (!want && told) {
+      m->add_unsubscribe(room);
+      announced_.erase(room);
+    }
+  }
+  touched_.clear();
+  if (m->subscribe_size() == 0 && m->unsubscribe_size() == 0) return;
+  ++stats_.subscribe_envelopes;
+  port_.send_to_hub(subscribe_env_);
+}
+
+void gateway_hub_broker::publish(std::string_view room, std::string_view payload) {
+  ++stats_.publishes;
+  if (!port_.hub_ready()) {
+    ++stats_.publishes_dropped;
+    return;
+  }
+  flush_changes();
+  auto* m = publish_env_.mutable_broker_publish();
+  m->set_room(room.data(), room.size());
+  m->set_payload(payload.data(), payload.size());
+  port_.send_to_hub(publish_env_);
+}
+
+void gateway_hub_broker::on_hub_up() {
+  announced_.clear();
+  touched_.clear();
+  if (wanted_.empty()) return;
+  auto* m = subscribe_env_.mutable_broker_subscribe();
+  m->clear_subscribe();
+  m->clear_unsubscribe();
+  for (const std::string& room : wanted_) {
+    m->add_subscribe(room);
+    announced_.insert(room);
+  }
+  ++stats_.subscribe_envelopes;
+  port_.send_to_hub(subscribe_env_);
+}
+
+void gateway_hub_broker::on_hub_down() {
+  announced_.clear();
+  touched_.clear();
+}
+
+void gateway_hub_broker::on_hub_deliver(std::string_view room, std::string_view payload) {
+  ++stats_.deliveries;
+  if (deliver_) deliver_(room, payload);
+}
+
+}  // namespace fg::worker

@@ -1,0 +1,72 @@
+// Rooms across the workers of one gateway, with the gateway as the hub.
+//
+// subscribe/unsubscribe change the set of rooms this worker wants; the
+// changes of one loop turn go to the gateway as one BrokerSubscribe on
+// link 0 (only the net difference: a join and a leave of the same room in
+// one turn send nothing). publish sends BrokerPublish on link 0, after any
+// pending subscription change so that a client that joins and publishes
+// in one batch hears itself. The gateway relays each publish as
+// broker_deliver to every worker subscribed to the room, this one included,
+// once each; deliveries go to the `deliver` callback (the runtime's apps).
+//
+// Link 0 lost: the hub forgot us; on its next Welcome the whole wanted set
+// is subscribed again. Publishes while link 0 is down are dropped and
+// counted (the rooms protocol has no delivery guarantee across failures).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "framegate/link.pb.h"
+#include "worker/app.hpp"
+#include "worker/runtime/link_output.hpp"
+
+namespace fg::worker {
+
+struct hub_broker_stats {
+  std::uint64_t publishes = 0;
+  std::uint64_t publishes_dropped = 0;  // link 0 was down
+  std::uint64_t deliveries = 0;
+  std::uint64_t subscribe_envelopes = 0;
+};
+
+class gateway_hub_broker final : public broker, public hub_listener {
+ public:
+  using deliver_fn = std::function<void(std::string_view room, std::string_view payload)>;
+
+  gateway_hub_broker(hub_port& port, deliver_fn deliver) : port_(port), deliver_(std::move(deliver)) {}
+
+  // broker
+  void subscribe(std::string_view room) override;
+  void unsubscribe(std::string_view room) override;
+  void publish(std::string_view room, std::string_view payload) override;
+
+  // hub_listener
+  void on_hub_up() override;
+  void on_hub_down() override;
+  void on_hub_deliver(std::string_view room, std::string_view payload) override;
+
+  [[nodiscard]] bool wants(std::string_view room) const { return wanted_.contains(std::string(room)); }
+  [[nodiscard]] std::size_t wanted_count() const noexcept { return wanted_.size(); }
+  [[nodiscard]] const hub_broker_stats& stats() const noexcept { return stats_; }
+
+ private:
+  void touch(std::string_view room);
+  // Sends the net subscription change since the last one (if any).
+  void flush_changes();
+
+  hub_port& port_;
+  deliver_fn deliver_;
+  std::unordered_set<std::string> wanted_;     // rooms this worker has local members in
+  std::unordered_set<std::string> announced_;  // what the hub has been told
+  std::vector<std::string> touched_;           // rooms changed since the last flush
+  bool flush_pending_ = false;
+  hub_broker_stats stats_;
+  framegate::link::Envelope subscribe_env_, publish_env_;
+};
+
+}  // namespace fg::worker

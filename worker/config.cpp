@@ -1,0 +1,98 @@
+#include "worker/config.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "worker/apps/builtin.hpp"
+
+namespace fg::worker {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto b = item.find_first_not_of(" \t");
+    const auto e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+// Throws std::invalid_argument naming the first path no built-in app serves.
+void check_apps(const std::vector<std::string>& apps, bool enable_test_apps) {
+  for (const auto& path : apps) {
+    const bool test_app = path == slow_app_path || path == whoami_app_path;
+    if (test_app && !enable_test_apps)
+      throw std::invalid_argument("--apps: " + path + " is a test app: add --enable-test-apps");
+    if (!is_builtin_app(path) && !test_app)
+      throw std::invalid_argument("--apps: no built-in app at '" + path + "' (known: " + builtin_app_list() + ")");
+  }
+}
+
+}  // namespace
+
+worker_config parse_worker_config(int argc, char** argv) {
+  worker_config cfg;
+  CLI::App app{
+      "framegate-worker: runs the business logic (apps mounted by URL path) behind a framegate gateway.\n"
+      "Every option can also be set by the environment variable shown beside it."};
+  app.get_formatter()->column_width(44);
+
+  std::string apps;
+  unsigned slow_ms = 50;
+  app.add_option("--id", cfg.id, "Stable worker name; a restarted worker reuses it (default: w<pid>)")
+      ->envname("FRAMEGATE_ID");
+  app.add_option("--link-dir", cfg.link_dir,
+                 "Directory of the gateway's link-<i>.sock sockets; the worker links to each")
+      ->envname("FRAMEGATE_LINK_DIR")
+      ->capture_default_str();
+  app.add_option("--apps", apps,
+                 "Comma-separated URL paths of the built-in apps to mount (default: all of " + builtin_app_list() + ")")
+      ->envname("FRAMEGATE_APPS");
+  app.add_flag("--enable-test-apps", cfg.enable_test_apps, "Also mount the test app /slow (sleeps, then echoes)")
+      ->envname("FRAMEGATE_ENABLE_TEST_APPS");
+  app.add_option("--slow-ms", slow_ms, "Milliseconds /slow blocks the worker per message")
+      ->envname("FRAMEGATE_SLOW_MS")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 600000u));
+  app.add_option("--max-envelope", cfg.link.max_envelope,
+                 "Largest link envelope accepted from the gateway, in bytes; keep it above the gateway's "
+                 "--max-message-size (a larger envelope closes the link)")
+      ->envname("FRAMEGATE_MAX_ENVELOPE")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{64 * 1024}, std::uint32_t{0xFFFFFFFF}));
+  app.add_option("--log-level", cfg.log_level, "trace, debug, info, warn, error or off")
+      ->envname("FRAMEGATE_LOG_LEVEL")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+
+  try {
+    app.parse(argc, argv);
+    cfg.apps = split_list(apps);
+    check_apps(cfg.apps, cfg.enable_test_apps);
+    if (cfg.link_dir.empty()) throw std::invalid_argument("--link-dir: must not be empty");
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", app.help().c_str());
+    std::exit(0);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "framegate-worker: %s\n", e.what());
+    std::exit(2);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "framegate-worker: %s\n", e.what());
+    std::exit(2);
+  }
+
+  if (cfg.id.empty()) cfg.id = "w" + std::to_string(::getpid());
+  cfg.slow_delay = std::chrono::milliseconds(slow_ms);
+  return cfg;
+}
+
+}  // namespace fg::worker

@@ -1,0 +1,39 @@
+// Every worker option in one struct. Filled from the command line and
+// FRAMEGATE_* environment variables (parse_worker_config).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/link/codec.hpp"
+
+namespace fg::worker {
+
+// How a worker keeps its links to the gateway up.
+struct link_options {
+  std::chrono::milliseconds backoff_min{50};  // first reconnect delay, doubled per failure
+  std::chrono::milliseconds backoff_max{2000};
+  std::chrono::milliseconds welcome_timeout{5000};  // Register sent, no Welcome: reconnect
+  std::uint32_t max_envelope = link::default_max_envelope;
+  // Output queued on one link beyond which the worker stops reading that
+  // link until the gateway has taken the backlog (backpressure, not growth).
+  std::size_t output_high_water = 16u * 1024 * 1024;
+};
+
+struct worker_config {
+  std::string id;  // default: "w<pid>"
+  std::string link_dir = "/tmp/framegate";
+  std::vector<std::string> apps;             // paths to mount; empty: every built-in app
+  bool enable_test_apps = false;             // also mount /slow
+  std::chrono::milliseconds slow_delay{50};  // what /slow sleeps per message
+  std::string log_level = "info";
+  link_options link{};
+};
+
+// Parses argv (and the environment). On --help prints usage and exits 0;
+// on a bad option prints one line to stderr and exits 2.
+worker_config parse_worker_config(int argc, char** argv);
+
+}  // namespace fg::worker

@@ -1,0 +1,121 @@
+// The worker's dispatch logic, apart from any socket: it keeps the table
+// of client connections (each bound to the link its ConnectionOpened came
+// on), routes gateway envelopes to the mounted apps, implements the app
+// api by queuing envelopes on links, and acknowledges each read batch.
+//
+// Ordering contract (link.proto, Ack): the envelopes an app queues while
+// handling a batch go on the link before that batch's Ack, so the gateway
+// never forgets a message whose replies are not yet on their way.
+//
+// Single-threaded: everything runs on the worker's loop.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "framegate/link.pb.h"
+#include "worker/app.hpp"
+#include "worker/runtime/app_registry.hpp"
+#include "worker/runtime/link_output.hpp"
+
+namespace fg::worker {
+
+struct dispatcher_stats {
+  std::uint64_t connections_opened = 0;
+  std::uint64_t connections_closed = 0;
+  std::uint64_t messages_in = 0;
+  std::uint64_t sends_out = 0;            // Send envelopes queued
+  std::uint64_t sends_to_unknown = 0;     // recipients the worker does not know (already gone)
+  std::uint64_t messages_to_unknown = 0;  // Message for a connection the worker does not know
+  std::uint64_t unrouted_opens = 0;       // ConnectionOpened for a path no app serves
+  std::uint64_t app_errors = 0;           // exceptions escaping an app callback
+  std::uint64_t unexpected_envelopes = 0;
+};
+
+class dispatcher final : public api {
+ public:
+  // Recipients per Send envelope; a longer send_many becomes several Sends.
+  static constexpr std::size_t max_recipients_per_send = 4096;
+
+  dispatcher(std::string worker_id, app_registry& apps, link_output& out, std::shared_ptr<spdlog::logger> log);
+
+  // The broker apps see through api::rooms(); `listener` (may be null)
+  // hears link-0 events and hub deliveries. Call before the links start.
+  void set_broker(broker& b, hub_listener* listener) noexcept {
+    broker_ = &b;
+    hub_ = listener;
+  }
+
+  // ---- link events (from the runtime) ----
+  void on_link_up(std::uint32_t link);
+  // The connections of the link are gone for this worker (the gateway
+  // reroutes them): apps see on_close(1006) and forget them.
+  void on_link_down(std::uint32_t link);
+  void on_envelope(std::uint32_t link, const framegate::link::Envelope& e);
+  // After the envelopes of one read: one Ack for the highest seq handled.
+  void end_batch(std::uint32_t link);
+
+  // A broker delivery: every app's on_room_message.
+  void deliver_room_message(std::string_view room, std::string_view payload);
+
+  // ---- api ----
+  void send(conn_id to, message_kind kind, std::string_view payload) override;
+  void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload) override;
+  void close(conn_id c, std::uint16_t code, std::string_view reason) override;
+  void keep_state(connection& c, connection_state state) override;
+  broker& rooms() override { return *broker_; }
+  const std::string& worker_id() const override { return worker_id_; }
+
+  [[nodiscard]] const dispatcher_stats& stats() const noexcept { return stats_; }
+  [[nodiscard]] std::size_t connection_count() const noexcept { return conns_.size(); }
+  // The link a connection belongs to, or -1 when unknown (for tests).
+  [[nodiscard]] std::int64_t link_of(conn_id c) const noexcept;
+
+ private:
+  struct entry {
+    std::unique_ptr<connection> conn;  // stable address for the apps
+    app* handler = nullptr;
+    std::uint32_t link = 0;
+  };
+  struct link_ack {
+    bool pending = false;
+    std::uint64_t highest = 0;
+  };
+
+  void on_opened(std::uint32_t link, const framegate::link::ConnectionOpened& m);
+  void on_message(std::uint32_t link, const framegate::link::Message& m);
+  void on_closed(const framegate::link::ConnectionClosed& m);
+  void forget(conn_id id, std::uint16_t code);
+  void queue_send(std::uint32_t link, std::span<const conn_id> to, message_kind kind, std::string_view payload);
+  void queue_close(std::uint32_t link, conn_id c, std::uint16_t code, std::string_view reason);
+  link_ack& ack_of(std::uint32_t link);
+  // Runs an app callback; an escaping exception is logged, counted and
+  // closes the connection (1011) instead of taking the worker down.
+  template <class Fn>
+  void guarded(conn_id c, std::uint32_t link, const char* what, Fn&& fn);
+
+  std::string worker_id_;
+  app_registry& apps_;
+  link_output& out_;
+  std::shared_ptr<spdlog::logger> log_;
+  broker* broker_ = nullptr;
+  hub_listener* hub_ = nullptr;
+
+  std::unordered_map<conn_id, entry> conns_;
+  std::vector<link_ack> acks_;
+  std::vector<std::vector<conn_id>> groups_;  // send_many scratch, one per link
+  dispatcher_stats stats_;
+
+  // Scratch envelopes, one per kind sent: mutable_x() on an envelope that
+  // already holds x reuses it, so steady-state sends allocate nothing.
+  framegate::link::Envelope send_env_, close_env_, state_env_, ack_env_, pong_env_;
+};
+
+}  // namespace fg::worker

@@ -1,0 +1,218 @@
+#include "worker/runtime/gateway_link.hpp"
+
+#include <random>
+#include <utility>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/write.hpp>
+
+namespace fg::worker {
+
+namespace asio = boost::asio;
+namespace pb = framegate::link;
+
+namespace {
+
+std::uint64_t backoff_seed(std::uint32_t index) {
+  std::random_device rd;
+  return (std::uint64_t{rd()} << 32) ^ rd() ^ index;
+}
+
+}  // namespace
+
+gateway_link::gateway_link(asio::io_context& io, std::uint32_t index, std::string path, const link_options& options,
+                           pb::Register hello, link_events& events, std::shared_ptr<spdlog::logger> log)
+    : io_(io),
+      index_(index),
+      path_(std::move(path)),
+      options_(options),
+      hello_(std::move(hello)),
+      events_(events),
+      log_(std::move(log)),
+      socket_(io),
+      timer_(io),
+      backoff_(options.backoff_min, options.backoff_max, backoff_seed(index)),
+      decoder_(options.max_envelope),
+      rd_buf_(std::make_unique<std::array<std::uint8_t, 64 * 1024>>()) {
+  hello_.set_link_index(index_);
+}
+
+void gateway_link::start() {
+  if (state_ != state::idle) return;
+  do_connect();
+}
+
+void gateway_link::stop() {
+  if (state_ == state::stopped) return;
+  state_ = state::stopped;
+  reset_io();
+}
+
+void gateway_link::reset_io() {
+  ++generation_;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  timer_.cancel();
+  // The aborted operations of the old socket complete later but touch no
+  // buffer once the socket is closed; their generation no longer matches.
+  wr_queue_.clear();
+  wr_inflight_.clear();
+  writing_ = false;
+  rd_paused_ = false;
+  decoder_ = fg::link::decoder(options_.max_envelope);
+  fail_reason_.clear();
+}
+
+void gateway_link::do_connect() {
+  events_.on_link_connecting(*this);
+  if (state_ == state::stopped) return;
+  state_ = state::connecting;
+  ++generation_;
+  socket_ = socket_type(io_);
+  socket_.async_connect(asio::local::stream_protocol::endpoint(path_),
+                        [this, gen = generation_](const boost::system::error_code& ec) {
+                          if (gen == generation_) on_connect(ec);
+                        });
+}
+
+void gateway_link::on_connect(const boost::system::error_code& ec) {
+  if (ec) {
+    fail("connect: " + ec.message());
+    return;
+  }
+  state_ = state::registering;
+  // The first envelope on every link; queue() accepts nothing before Welcome.
+  pb::Envelope env;
+  *env.mutable_register_() = hello_;
+  fg::link::encode(env, wr_queue_);
+  flush();
+  timer_.expires_after(options_.welcome_timeout);
+  timer_.async_wait([this, gen = generation_](const boost::system::error_code& wait_ec) {
+    if (!wait_ec && gen == generation_ && state_ == state::registering) on_welcome_timeout();
+  });
+  do_read();
+}
+
+void gateway_link::on_welcome_timeout() {
+  fail("no Welcome within " + std::to_string(options_.welcome_timeout.count()) + " ms of Register");
+}
+
+void gateway_link::do_read() {
+  socket_.async_read_some(asio::buffer(*rd_buf_),
+                          [this, gen = generation_](const boost::system::error_code& ec, std::size_t n) {
+                            if (gen == generation_) on_read(ec, n);
+                          });
+}
+
+void gateway_link::on_read(const boost::system::error_code& ec, std::size_t n) {
+  if (ec) {
+    fail(ec == asio::error::eof ? std::string("the gateway closed the link") : "read: " + ec.message());
+    return;
+  }
+  stats_.bytes_read += n;
+  // Never fail() inside feed(): that would replace the decoder while it
+  // runs. A protocol error stops handling and fails after feed returns.
+  const auto err = decoder_.feed(std::span<const std::uint8_t>(rd_buf_->data(), n), [this](const pb::Envelope& e) {
+    if (fail_reason_.empty()) on_envelope(e);
+  });
+  if (err != fg::link::decode_error::none) {
+    fail("decode error: " + std::string(fg::link::to_string(err)));
+    return;
+  }
+  if (!fail_reason_.empty()) {
+    fail(std::string(fail_reason_));
+    return;
+  }
+  if (state_ == state::ready) events_.on_link_batch_end(*this);
+  if (output_bytes() > options_.output_high_water) {
+    // The gateway is not taking our output: stop taking its input until
+    // it has (on_write resumes), rather than grow without bound.
+    rd_paused_ = true;
+    log_->debug("link {}: {} bytes of output pending; pausing reads", index_, output_bytes());
+    return;
+  }
+  do_read();
+}
+
+bool gateway_link::on_envelope(const pb::Envelope& e) {
+  if (state_ == state::ready) {
+    events_.on_link_envelope(*this, e);
+    return true;
+  }
+  if (e.body_case() != pb::Envelope::kWelcome) {
+    fail_reason_ = "expected Welcome, got envelope body " + std::to_string(static_cast<int>(e.body_case()));
+    return false;
+  }
+  const pb::Welcome& w = e.welcome();
+  timer_.cancel();
+  state_ = state::ready;
+  backoff_.reset();
+  logged_waiting_ = false;
+  ++stats_.connects;
+  if (w.link_index() != index_)
+    log_->warn("link {}: the gateway's Welcome names link {}; keeping {} (the socket's name)", index_, w.link_index(),
+               index_);
+  events_.on_link_ready(*this, w);
+  return true;
+}
+
+void gateway_link::queue(const pb::Envelope& e) {
+  if (state_ != state::ready) {
+    ++stats_.envelopes_dropped;
+    return;
+  }
+  fg::link::encode(e, wr_queue_);
+}
+
+void gateway_link::flush() {
+  if (writing_ || wr_queue_.empty()) return;
+  if (state_ != state::registering && state_ != state::ready) return;
+  std::swap(wr_queue_, wr_inflight_);
+  writing_ = true;
+  ++stats_.writes;
+  asio::async_write(socket_, asio::buffer(wr_inflight_.data(), wr_inflight_.size()),
+                    [this, gen = generation_](const boost::system::error_code& ec, std::size_t n) {
+                      if (gen == generation_) on_write(ec, n);
+                    });
+}
+
+void gateway_link::on_write(const boost::system::error_code& ec, std::size_t n) {
+  writing_ = false;
+  if (ec) {
+    fail("write: " + ec.message());
+    return;
+  }
+  stats_.bytes_written += n;
+  wr_inflight_.clear();
+  if (!wr_queue_.empty()) flush();
+  if (rd_paused_ && output_bytes() <= options_.output_high_water / 2) {
+    rd_paused_ = false;
+    do_read();
+  }
+}
+
+void gateway_link::fail(std::string_view reason) {
+  if (state_ == state::stopped) return;
+  const bool was_ready = state_ == state::ready;
+  const std::string why(reason);  // `reason` may point into fail_reason_, cleared below
+  reset_io();
+  ++stats_.failures;
+  state_ = state::waiting;
+  const auto delay = backoff_.next();
+  if (was_ready) {
+    log_->info("link {} ({}) lost: {}; reconnecting", index_, path_, why);
+    events_.on_link_down(*this, why);
+  } else if (!logged_waiting_) {
+    logged_waiting_ = true;
+    log_->info("link {}: cannot register at {}: {}; retrying with backoff (up to {} ms)", index_, path_, why,
+               options_.backoff_max.count());
+  } else {
+    log_->debug("link {}: attempt failed: {}; next in {} ms", index_, why, delay.count());
+  }
+  timer_.expires_after(delay);
+  timer_.async_wait([this, gen = generation_](const boost::system::error_code& ec) {
+    if (!ec && gen == generation_ && state_ == state::waiting) do_connect();
+  });
+}
+
+}  // namespace fg::worker

@@ -1,0 +1,129 @@
+// One link: the Unix stream socket from this worker to one gateway I/O
+// thread (<link-dir>/link-<i>.sock).
+//
+// Life cycle:  connecting -> registering -> ready -> (lost) -> waiting -> connecting ...
+//   connecting   async_connect to the socket path
+//   registering  Register written first; waiting for Welcome (timeout)
+//   ready        envelopes flow both ways
+//   waiting      backoff timer (50 ms doubling to 2 s, jittered)
+// Any failure (connect refused, no Welcome, EOF, write error, decode
+// error) closes the socket, logs why, and goes to waiting: a link never
+// gives up and never takes the worker down.
+//
+// Writes: queue() appends encoded envelopes to wr_queue_; flush() (once
+// per loop turn, from the runtime) moves them to wr_inflight_ and starts
+// one write. Only one write is ever in flight: queue() during a write
+// appends to the next batch, which starts when the write completes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "common/byte_buffer.hpp"
+#include "common/link/codec.hpp"
+#include "framegate/link.pb.h"
+#include "worker/config.hpp"
+#include "worker/runtime/backoff.hpp"
+
+namespace fg::worker {
+
+class gateway_link;
+
+// Implemented by the runtime. Every call happens on the worker's loop.
+class link_events {
+ public:
+  virtual ~link_events() = default;
+  // Before each connect attempt (the runtime re-scans the link directory).
+  virtual void on_link_connecting(gateway_link& l) = 0;
+  virtual void on_link_ready(gateway_link& l, const framegate::link::Welcome& w) = 0;
+  // Only after on_link_ready: the link is gone until the next one.
+  virtual void on_link_down(gateway_link& l, std::string_view reason) = 0;
+  virtual void on_link_envelope(gateway_link& l, const framegate::link::Envelope& e) = 0;
+  // After the envelopes of one read.
+  virtual void on_link_batch_end(gateway_link& l) = 0;
+};
+
+struct link_stats {
+  std::uint64_t connects = 0;           // Welcomes received
+  std::uint64_t failures = 0;           // attempts or links that ended in an error
+  std::uint64_t envelopes_dropped = 0;  // queued while the link was not up
+  std::uint64_t writes = 0;             // writes started: one per loop turn at most, not one per envelope
+  std::uint64_t bytes_written = 0;
+  std::uint64_t bytes_read = 0;
+};
+
+class gateway_link {
+ public:
+  gateway_link(boost::asio::io_context& io, std::uint32_t index, std::string path, const link_options& options,
+               framegate::link::Register hello, link_events& events, std::shared_ptr<spdlog::logger> log);
+  gateway_link(const gateway_link&) = delete;
+  gateway_link& operator=(const gateway_link&) = delete;
+
+  void start();
+  // Closes the socket; no reconnect after this.
+  void stop();
+
+  // Appends `e` to the next write; dropped (and counted) unless ready.
+  void queue(const framegate::link::Envelope& e);
+  // Starts a write of everything queued, unless one is in flight.
+  void flush();
+
+  [[nodiscard]] bool ready() const noexcept { return state_ == state::ready; }
+  [[nodiscard]] std::uint32_t index() const noexcept { return index_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] const link_stats& stats() const noexcept { return stats_; }
+  [[nodiscard]] std::size_t output_bytes() const noexcept { return wr_queue_.size() + wr_inflight_.size(); }
+
+ private:
+  enum class state : std::uint8_t { idle, connecting, registering, ready, waiting, stopped };
+  using socket_type = boost::asio::local::stream_protocol::socket;
+
+  void do_connect();
+  void on_connect(const boost::system::error_code& ec);
+  void do_read();
+  void on_read(const boost::system::error_code& ec, std::size_t n);
+  void on_write(const boost::system::error_code& ec, std::size_t n);
+  void on_welcome_timeout();
+  // Handles one decoded envelope; false when it breaks the protocol.
+  bool on_envelope(const framegate::link::Envelope& e);
+  // Closes the socket and schedules the next attempt.
+  void fail(std::string_view reason);
+  void reset_io();
+
+  boost::asio::io_context& io_;
+  std::uint32_t index_;
+  std::string path_;
+  link_options options_;
+  framegate::link::Register hello_;
+  link_events& events_;
+  std::shared_ptr<spdlog::logger> log_;
+
+  socket_type socket_;
+  boost::asio::steady_timer timer_;  // welcome timeout or backoff: never both
+  backoff backoff_;
+  state state_ = state::idle;
+  // Bumped on every (re)connect; handlers of an older socket see a
+  // different value and do nothing.
+  std::uint64_t generation_ = 0;
+  bool logged_waiting_ = false;  // "cannot connect" logged once per outage
+
+  fg::link::decoder decoder_;
+  std::unique_ptr<std::array<std::uint8_t, 64 * 1024>> rd_buf_;
+  bool rd_paused_ = false;  // output above the high-water mark
+  byte_buffer wr_queue_;
+  byte_buffer wr_inflight_;
+  bool writing_ = false;
+  std::string fail_reason_;  // set by on_envelope for fail()
+
+  link_stats stats_;
+};
+
+}  // namespace fg::worker

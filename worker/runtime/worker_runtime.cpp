@@ -1,0 +1,148 @@
+#include "worker/runtime/worker_runtime.hpp"
+
+#include <utility>
+
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+
+#include "worker/runtime/link_dir.hpp"
+
+#ifndef FRAMEGATE_VERSION
+#define FRAMEGATE_VERSION "0.0.0"
+#endif
+
+namespace fg::worker {
+
+namespace asio = boost::asio;
+namespace pb = framegate::link;
+
+worker_runtime::worker_runtime(asio::io_context& io, const worker_config& config, app_registry& apps,
+                               std::shared_ptr<spdlog::logger> log)
+    : io_(io),
+      config_(config),
+      log_(std::move(log)),
+      dispatcher_(config.id, apps, *this, log_),
+      discovery_timer_(io),
+      discovery_backoff_(config.link.backoff_min, config.link.backoff_max, 0x5eed) {
+  hello_.set_worker_id(config.id);
+  hello_.set_pid(static_cast<std::uint32_t>(::getpid()));
+  hello_.set_version(FRAMEGATE_VERSION);
+  for (const auto& path : apps.paths()) hello_.add_paths(path);
+}
+
+worker_runtime::~worker_runtime() = default;
+
+void worker_runtime::start() {
+  log_->info("worker {} (pid {}) serving {} apps; linking to the gateway in {}", config_.id, hello_.pid(),
+             hello_.paths_size(), config_.link_dir);
+  discover();
+}
+
+void worker_runtime::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  discovery_timer_.cancel();
+  for (auto& l : links_)
+    if (l) l->stop();
+  log_->info("stopped: links closed");
+}
+
+std::size_t worker_runtime::link_count() const noexcept {
+  std::size_t n = 0;
+  for (const auto& l : links_) n += l ? 1 : 0;
+  return n;
+}
+
+std::size_t worker_runtime::ready_links() const noexcept {
+  std::size_t n = 0;
+  for (const auto& l : links_) n += (l && l->ready()) ? 1 : 0;
+  return n;
+}
+
+// ------------------------------------------------------------------ discovery
+
+void worker_runtime::discover() {
+  if (stopped_) return;
+  std::vector<gateway_link*> added;
+  for (const auto& found : scan_link_dir(config_.link_dir)) {
+    if (found.index >= links_.size()) links_.resize(found.index + 1);
+    if (links_[found.index]) continue;
+    links_[found.index] =
+        std::make_unique<gateway_link>(io_, found.index, found.path, config_.link, hello_, *this, log_);
+    added.push_back(links_[found.index].get());
+  }
+  // Started after the scan: start() re-enters discover() via on_link_connecting.
+  for (gateway_link* l : added) l->start();
+  if (link_count() == 0) schedule_discovery();
+}
+
+void worker_runtime::schedule_discovery() {
+  if (!logged_no_sockets_) {
+    logged_no_sockets_ = true;
+    log_->info("no link-*.sock in {} yet; waiting for the gateway", config_.link_dir);
+  }
+  discovery_timer_.expires_after(discovery_backoff_.next());
+  discovery_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) discover();
+  });
+}
+
+void worker_runtime::on_link_connecting(gateway_link&) {
+  // A restarted gateway may have more threads than before: every attempt
+  // looks for sockets it has no link for yet.
+  discover();
+}
+
+// ---------------------------------------------------------------- link events
+
+void worker_runtime::on_link_ready(gateway_link& l, const pb::Welcome& w) {
+  gateway_id_ = w.gateway_id();
+  gateway_links_ = w.link_count();
+  log_->info("registered with gateway {} as {}: link {} of {} (credit window {}), {} ready", w.gateway_id(), config_.id,
+             l.index(), w.link_count(), w.credit_window(), ready_links());
+  dispatcher_.on_link_up(l.index());
+}
+
+void worker_runtime::on_link_down(gateway_link& l, std::string_view) { dispatcher_.on_link_down(l.index()); }
+
+void worker_runtime::on_link_envelope(gateway_link& l, const pb::Envelope& e) { dispatcher_.on_envelope(l.index(), e); }
+
+void worker_runtime::on_link_batch_end(gateway_link& l) { dispatcher_.end_batch(l.index()); }
+
+// ------------------------------------------------------------------ batching
+
+bool worker_runtime::hub_ready() const { return !links_.empty() && links_[0] && links_[0]->ready(); }
+
+void worker_runtime::queue(std::uint32_t index, const pb::Envelope& e) {
+  if (index >= links_.size() || !links_[index]) return;
+  links_[index]->queue(e);
+  schedule_flush();
+}
+
+void worker_runtime::at_end_of_turn(std::function<void()> fn) {
+  end_of_turn_.push_back(std::move(fn));
+  schedule_flush();
+}
+
+void worker_runtime::schedule_flush() {
+  if (flush_scheduled_) return;
+  flush_scheduled_ = true;
+  asio::post(io_, [this] { end_of_turn(); });
+}
+
+void worker_runtime::end_of_turn() {
+  // Hooks may queue envelopes (and add hooks): run until none are left,
+  // then write, so all of it leaves in this turn's writes. The flag stays
+  // set meanwhile: what they queue needs no second post.
+  while (!end_of_turn_.empty()) {
+    auto hooks = std::move(end_of_turn_);
+    end_of_turn_.clear();
+    for (auto& fn : hooks) fn();
+  }
+  for (auto& l : links_)
+    if (l) l->flush();
+  flush_scheduled_ = false;
+}
+
+}  // namespace fg::worker

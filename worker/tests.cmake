@@ -1,0 +1,20 @@
+# The worker's unit tests, and those of the link codec and hashing it
+# relies on: one executable. Included from tests/CMakeLists.txt.
+find_package(GTest REQUIRED)
+include(GoogleTest)
+
+add_executable(framegate_worker_tests
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/link_codec_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/hashing_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/backoff_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/link_dir_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/json_scan_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_protocol_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_app_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/dispatcher_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/gateway_hub_broker_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/worker_runtime_test.cpp
+)
+target_include_directories(framegate_worker_tests PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(framegate_worker_tests PRIVATE framegate_worker_core GTest::gtest GTest::gtest_main)
+gtest_discover_tests(framegate_worker_tests PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
