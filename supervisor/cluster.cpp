@@ -1,0 +1,186 @@
+#include "supervisor/cluster.hpp"
+
+#include <csignal>
+
+#include "common/logging.hpp"
+#include "supervisor/exit_status.hpp"
+
+namespace fg::supervisor {
+
+namespace {
+
+// What the gateway prints once it accepts clients (and, we rely on it, once its
+// link socket exists, so workers started after it can connect at once).
+const std::regex gateway_ready_line{R"(listening on (\S+):(\d+))"};
+
+// Output still in the pipes of stopped children is worth waiting for, briefly.
+constexpr std::chrono::seconds drain_bound{2};
+
+std::shared_ptr<spdlog::logger> logger() { return component_logger("supervisor"); }
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal";
+  }
+}
+
+}  // namespace
+
+cluster::cluster(boost::asio::io_context& io, const supervisor_options& opts, std::string link_dir)
+    : io_(io),
+      opts_(opts),
+      link_dir_(std::move(link_dir)),
+      stop_signals_(io, SIGINT, SIGTERM, SIGHUP),
+      child_signals_(io, SIGCHLD),
+      start_timer_(io),
+      drain_timer_(io) {}
+
+std::vector<std::pair<std::string, std::string>> cluster::child_env() const {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const auto& [name, value] : opts_.passthrough) env.emplace_back(env_name_for(name), value);
+  env.emplace_back("FRAMEGATE_LOG_LEVEL", opts_.log_level);
+  return env;
+}
+
+child_spec cluster::gateway_spec() const {
+  return {"gateway", opts_.gateway_bin, {"--listen", opts_.listen, "--link-dir", link_dir_}, child_env()};
+}
+
+child_spec cluster::worker_spec(unsigned index) const {
+  const auto id = "w" + std::to_string(index);
+  return {id, opts_.worker_bin, {"--id", id, "--link-dir", link_dir_}, child_env()};
+}
+
+supervised_child::events cluster::child_events() {
+  return {
+      [this](supervised_child& c, const std::smatch& m) { on_ready(c, m); },
+      [this](supervised_child& c, int status) { on_exit(c, status); },
+      [this] {
+        if (phase_ == phase::draining) drain_output();
+      },
+  };
+}
+
+void cluster::start() {
+  // Both handlers are installed before the first spawn, so no exit goes unseen.
+  wait_for_signals();
+  wait_for_child_exits();
+  logger()->info("starting gateway ({}) on {}, link directory {}", opts_.gateway_bin, opts_.listen, link_dir_);
+  gateway_ = std::make_unique<supervised_child>(io_, gateway_spec(), gateway_ready_line, child_events());
+  gateway_->start();
+  start_timer_.expires_after(opts_.start_timeout());
+  start_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || phase_ != phase::starting) return;
+    logger()->error("the gateway did not print 'listening on HOST:PORT' within {} s", opts_.start_timeout_s);
+    begin_stop(1);
+  });
+}
+
+void cluster::wait_for_signals() {
+  stop_signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    if (phase_ == phase::stopping) {
+      logger()->warn("{} again: killing every child now", signal_name(sig));
+      if (gateway_) gateway_->kill_now();
+      for (auto& w : workers_) w->kill_now();
+    } else if (phase_ == phase::starting || phase_ == phase::running) {
+      logger()->info("{}: stopping the gateway, then the workers", signal_name(sig));
+      begin_stop(0);
+    }
+    wait_for_signals();
+  });
+}
+
+void cluster::wait_for_child_exits() {
+  child_signals_.async_wait([this](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    // Signals coalesce: one SIGCHLD may stand for several exits, so ask every child.
+    if (gateway_) gateway_->check_exit();
+    for (std::size_t i = 0; i < workers_.size(); ++i) workers_[i]->check_exit();
+    wait_for_child_exits();
+  });
+}
+
+void cluster::on_ready(supervised_child& child, const std::smatch& match) {
+  if (&child != gateway_.get()) return;
+  if (phase_ != phase::starting) {
+    logger()->info("gateway listening again on {}:{}", match[1].str(), match[2].str());
+    return;
+  }
+  phase_ = phase::running;
+  start_timer_.cancel();
+  logger()->info("gateway listening on ws://{}:{}/ - starting {} worker(s)", match[1].str(), match[2].str(),
+              opts_.workers);
+  for (unsigned k = 1; k <= opts_.workers; ++k) {
+    workers_.push_back(std::make_unique<supervised_child>(io_, worker_spec(k), std::nullopt, child_events()));
+    try {
+      workers_.back()->start();
+    } catch (const std::exception& e) {
+      logger()->error("{}: {}", workers_.back()->name(), e.what());
+      begin_stop(1);
+      return;
+    }
+  }
+}
+
+void cluster::on_exit(supervised_child& child, int wait_status) {
+  if (phase_ != phase::starting && phase_ != phase::running) return;
+  if (phase_ == phase::starting && &child == gateway_.get()) {
+    logger()->error("the gateway exited during start-up: giving up");
+    begin_stop(is_usage_error(wait_status) ? 2 : 1);
+    return;
+  }
+  if (child.runs() == 1 && is_usage_error(wait_status)) {
+    logger()->error("{} rejected its configuration (exit status 2): not restarting it", child.name());
+    begin_stop(2);
+    return;
+  }
+  child.restart_later();
+}
+
+void cluster::begin_stop(int exit_code) {
+  if (phase_ == phase::stopping || phase_ == phase::draining || phase_ == phase::done) return;
+  phase_ = phase::stopping;
+  exit_code_ = exit_code;
+  start_timer_.cancel();
+  // The gateway goes first: it closes its clients with 1001 while the workers
+  // can still answer whatever is in flight.
+  gateway_->stop(opts_.stop_timeout(), [this] { stop_workers(); });
+}
+
+void cluster::stop_workers() {
+  workers_stopping_ = workers_.size();
+  if (workers_stopping_ == 0) {
+    drain_output();
+    return;
+  }
+  for (auto& w : workers_)
+    w->stop(opts_.stop_timeout(), [this] {
+      if (--workers_stopping_ == 0) drain_output();
+    });
+}
+
+void cluster::drain_output() {
+  if (phase_ == phase::stopping) {
+    phase_ = phase::draining;
+    drain_timer_.expires_after(drain_bound);
+    drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) finish();
+    });
+  }
+  bool open = gateway_->output_open();
+  for (const auto& w : workers_) open = open || w->output_open();
+  if (!open) finish();
+}
+
+void cluster::finish() {
+  if (phase_ == phase::done) return;
+  phase_ = phase::done;
+  logger()->info("all children stopped");
+  io_.stop();
+}
+
+}  // namespace fg::supervisor

@@ -1,0 +1,96 @@
+// framegate: the one command that runs a whole local cluster.
+//   framegate up [options]   one gateway and N workers, supervised (see `framegate up --help`)
+//   framegate --help | --version
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include "common/logging.hpp"
+#include "supervisor/cluster.hpp"
+#include "supervisor/link_dir.hpp"
+#include "supervisor/options.hpp"
+
+#ifndef FRAMEGATE_VERSION
+#define FRAMEGATE_VERSION "unknown"
+#endif
+
+namespace {
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out,
+               "framegate %s\n\n"
+               "Usage:\n"
+               "  framegate up [options]   start a local cluster: one gateway and N workers, supervised\n"
+               "  framegate --help         this text\n"
+               "  framegate --version      print the version\n\n"
+               "%s",
+               FRAMEGATE_VERSION, fg::supervisor::up_help().c_str());
+}
+
+// A path we are told to run must exist now, not fail later in a restart loop.
+bool check_executable(const std::string& what, const std::string& path) {
+  if (path.find('/') == std::string::npos || ::access(path.c_str(), X_OK) == 0) return true;
+  std::fprintf(stderr, "framegate up: %s executable not found: %s (build it, or pass --%s-bin)\n", what.c_str(),
+               path.c_str(), what.c_str());
+  return false;
+}
+
+int run_up(const std::vector<std::string>& args) {
+  const auto opts = fg::supervisor::parse_up_options(args);
+  if (opts.print_config) {
+    std::printf("%s", fg::supervisor::format_effective_config(opts).c_str());
+    return 0;
+  }
+  if (!check_executable("gateway", opts.gateway_bin) || !check_executable("worker", opts.worker_bin)) return 2;
+  try {
+    fg::init_logging(opts.log_level, false);
+    // A closed terminal must not kill the supervisor mid-shutdown via a write.
+    std::signal(SIGPIPE, SIG_IGN);
+    fg::supervisor::link_dir dir(opts.link_dir);
+    int code = 1;
+    {
+      boost::asio::io_context io;
+      fg::supervisor::cluster cluster(io, opts, dir.path());
+      try {
+        cluster.start();
+        io.run();
+        code = cluster.exit_code();
+      } catch (const std::exception& e) {
+        // Destroying the cluster kills and reaps whatever it had started.
+        fg::component_logger("supervisor")->error("{}", e.what());
+      }
+    }
+    dir.remove();  // only after every child is gone: they may still use it
+    return code;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "framegate up: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string_view command = argc > 1 ? argv[1] : "";
+  if (command == "up") return run_up(std::vector<std::string>(argv + 2, argv + argc));
+  if (command == "--help" || command == "-h" || command == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::printf("framegate %s\n", FRAMEGATE_VERSION);
+    return 0;
+  }
+  if (command.empty())
+    std::fprintf(stderr, "framegate: missing command (try 'framegate --help')\n");
+  else
+    std::fprintf(stderr, "framegate: unknown command '%s' (try 'framegate --help')\n", std::string(command).c_str());
+  return 2;
+}

@@ -1,0 +1,176 @@
+#include "supervisor/options.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "common/endpoint.hpp"
+#include "supervisor/config_file.hpp"
+
+namespace fg::supervisor {
+
+namespace {
+
+constexpr const char* passthrough_help =
+    "Pass-through: every option not listed above (--name value, --name=value, or a bare --name\n"
+    "meaning true) goes to the gateway AND every worker as the environment variable\n"
+    "FRAMEGATE_<NAME> (upper-cased, dashes to underscores); each child reads the FRAMEGATE_*\n"
+    "variables it knows and ignores the rest. Example:\n"
+    "  framegate up --max-message-size 65536 --slow-ms 10\n"
+    "A --config file takes the same names (without dashes), pass-through ones included.\n"
+    "Precedence: flag, then environment, then config file, then default.";
+
+// The directory holding this executable: the children are built next to it.
+std::string own_directory() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+std::chrono::milliseconds to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000.0)));
+}
+
+struct up_parser {
+  supervisor_options opts;
+  CLI::App app{
+      "framegate up: starts a local framegate cluster (one gateway, N workers), restarts what\n"
+      "crashes, and stops all of it cleanly on Ctrl-C / SIGTERM.\n"
+      "Every option can also be set by the environment variable shown beside it.",
+      "framegate up"};
+
+  up_parser() {
+    app.get_formatter()->column_width(44);
+    app.footer(passthrough_help);
+    // Known here so that `framegate up --version` is not passed through and run.
+    app.set_version_flag("--version", std::string("framegate ") + FRAMEGATE_VERSION);
+    app.add_option("--listen", opts.listen, "Where the gateway accepts WebSocket clients, HOST:PORT")
+        ->envname("FRAMEGATE_LISTEN")
+        ->capture_default_str();
+    app.add_option("--workers", opts.workers, "Worker processes (default: one per core)")
+        ->envname("FRAMEGATE_WORKERS")
+        ->check(CLI::Range(1u, 1024u));
+    app.add_option("--link-dir", opts.link_dir,
+                   "Directory of the gateway<->worker Unix sockets (default: a fresh private one, removed at exit)")
+        ->envname("FRAMEGATE_LINK_DIR");
+    app.add_option("--config", opts.config_file, "File of 'name = value' lines; flags and environment override it")
+        ->envname("FRAMEGATE_CONFIG")
+        ->check(CLI::ExistingFile);
+    app.add_flag("--print-config", opts.print_config, "Print the effective configuration and exit")
+        ->envname("FRAMEGATE_PRINT_CONFIG");
+    app.add_option("--stop-timeout", opts.stop_timeout_s, "Seconds each child has to exit after SIGTERM before SIGKILL")
+        ->envname("FRAMEGATE_STOP_TIMEOUT")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--start-timeout", opts.start_timeout_s,
+                   "Seconds the gateway has to print 'listening on HOST:PORT' before start-up fails")
+        ->envname("FRAMEGATE_START_TIMEOUT")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--gateway-bin", opts.gateway_bin, "Gateway executable (default: framegate-gateway beside this one)")
+        ->envname("FRAMEGATE_GATEWAY_BIN");
+    app.add_option("--worker-bin", opts.worker_bin, "Worker executable (default: framegate-worker beside this one)")
+        ->envname("FRAMEGATE_WORKER_BIN");
+    app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error or off (children get it too)")
+        ->envname("FRAMEGATE_LOG_LEVEL")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  }
+
+  option_kind kind_of(std::string_view name) {
+    const CLI::Option* opt = app.get_option_no_throw("--" + std::string(name));
+    if (opt == nullptr) return option_kind::unknown;
+    return opt->get_type_size_max() == 0 ? option_kind::flag : option_kind::takes_value;
+  }
+
+  // File entries fill only what neither a flag nor the environment has set
+  // (CLI11 counts both as results), so the precedence stays flag > env > file.
+  void apply_config_file(const passthrough_map& from_flags) {
+    for (const auto& entry : read_config_file(opts.config_file)) {
+      if (entry.name == "config" || entry.name == "help" || entry.name == "version")
+        throw std::runtime_error(opts.config_file + ":" + std::to_string(entry.line) + ": '" + entry.name +
+                                 "' cannot be set in a config file");
+      if (CLI::Option* opt = app.get_option_no_throw("--" + entry.name)) {
+        if (opt->count() == 0) {
+          opt->add_result(entry.value);
+          opt->run_callback();
+        }
+      } else if (!from_flags.contains(entry.name)) {
+        const char* env = std::getenv(env_name_for(entry.name).c_str());
+        opts.passthrough[entry.name] = env != nullptr ? env : entry.value;
+      }
+    }
+  }
+
+  void resolve_defaults() {
+    try {
+      parse_host_port(opts.listen);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("--listen: ") + e.what());
+    }
+    if (opts.workers == 0) opts.workers = std::max(1u, std::thread::hardware_concurrency());
+    const auto dir = own_directory();
+    if (opts.gateway_bin.empty()) opts.gateway_bin = dir + "/framegate-gateway";
+    if (opts.worker_bin.empty()) opts.worker_bin = dir + "/framegate-worker";
+  }
+};
+
+}  // namespace
+
+std::chrono::milliseconds supervisor_options::stop_timeout() const { return to_ms(stop_timeout_s); }
+std::chrono::milliseconds supervisor_options::start_timeout() const { return to_ms(start_timeout_s); }
+
+std::string up_help() { return up_parser{}.app.help(); }
+
+supervisor_options parse_up_options(const std::vector<std::string>& args) {
+  up_parser parser;
+  try {
+    auto split = split_passthrough(args, [&](std::string_view name) { return parser.kind_of(name); });
+    // CLI11 wants the arguments reversed when given as a vector.
+    std::vector<std::string> reversed(split.own.rbegin(), split.own.rend());
+    parser.app.parse(reversed);
+    parser.opts.passthrough = split.passthrough;
+    if (!parser.opts.config_file.empty()) parser.apply_config_file(split.passthrough);
+    parser.resolve_defaults();
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", parser.app.help().c_str());
+    std::exit(0);
+  } catch (const CLI::CallForVersion& e) {
+    std::printf("%s\n", e.what());
+    std::exit(0);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "framegate up: %s\n", e.what());
+    std::exit(2);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "framegate up: %s\n", e.what());
+    std::exit(2);
+  }
+  return parser.opts;
+}
+
+std::string format_effective_config(const supervisor_options& opts) {
+  std::ostringstream out;
+  out << "# framegate up: effective configuration\n";
+  if (!opts.config_file.empty()) out << "# from config file " << opts.config_file << "\n";
+  out << "listen = " << opts.listen << "\n";
+  out << "workers = " << opts.workers << "\n";
+  if (opts.link_dir.empty())
+    out << "# link-dir: a fresh private directory, created at start and removed at exit\n";
+  else
+    out << "link-dir = " << opts.link_dir << "\n";
+  out << "stop-timeout = " << opts.stop_timeout_s << "\n";
+  out << "start-timeout = " << opts.start_timeout_s << "\n";
+  out << "gateway-bin = " << opts.gateway_bin << "\n";
+  out << "worker-bin = " << opts.worker_bin << "\n";
+  out << "log-level = " << opts.log_level << "\n";
+  if (!opts.passthrough.empty()) out << "# passed through to the gateway and the workers as FRAMEGATE_*\n";
+  for (const auto& [name, value] : opts.passthrough) out << name << " = " << value << "\n";
+  return out.str();
+}
+
+}  // namespace fg::supervisor

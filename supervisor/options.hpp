@@ -1,0 +1,45 @@
+// Everything `framegate up` is told: its own options (flags, FRAMEGATE_*
+// environment variables, --config file, in that order of precedence) and the
+// options it passes through to the children.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "supervisor/passthrough.hpp"
+
+namespace fg::supervisor {
+
+struct supervisor_options {
+  std::string listen = "0.0.0.0:8080";
+  unsigned workers = 0;  // resolved to the number of cores when not given
+  std::string link_dir;  // empty: a fresh private directory, removed at exit
+  std::string config_file;
+  bool print_config = false;
+  double stop_timeout_s = 10;
+  double start_timeout_s = 10;
+  std::string gateway_bin;  // resolved to the directory of this executable when not given
+  std::string worker_bin;
+  std::string log_level = "info";
+
+  // Unknown options, for both children as FRAMEGATE_<NAME>=value. A config
+  // file entry whose variable the environment already sets keeps the
+  // environment's value: the environment wins over the file.
+  passthrough_map passthrough;
+
+  std::chrono::milliseconds stop_timeout() const;
+  std::chrono::milliseconds start_timeout() const;
+};
+
+// Parses the arguments after `up`. On --help prints usage and exits 0; on a
+// bad option or config file prints one line to stderr and exits 2.
+supervisor_options parse_up_options(const std::vector<std::string>& args);
+
+// The `framegate up --help` text.
+std::string up_help();
+
+// `name = value` lines, loadable again with --config.
+std::string format_effective_config(const supervisor_options& opts);
+
+}  // namespace fg::supervisor
