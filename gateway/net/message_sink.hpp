@@ -49,6 +49,13 @@ class message_sink {
   // After each read: may this session read more now? A sink whose
   // downstream is saturated says no and later calls session::resume_reading().
   virtual bool can_read(session&) { return true; }
+  // A protocol error is about to close the connection. A sink that has
+  // forwarded messages whose replies are still on their way may hold the
+  // close back (return true) and call session::complete_failure() once they
+  // are out, so that a reply to a message sent before the bad frame is not
+  // lost (Autobahn 3.2). The session stops reading meanwhile, and gives up
+  // waiting after --close-timeout.
+  virtual bool hold_failure(session&) { return false; }
   // The thread is shutting down and its connections are gone: release
   // everything that would keep the loop alive (links, listeners).
   virtual void stop() {}

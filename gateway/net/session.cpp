@@ -157,6 +157,8 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
 // ---------------------------------------------------------------- reading
 
 void session::continue_reading() {
+  // A failing session keeps a read armed (its bytes are discarded): the
+  // pending wait keeps it alive and notices the peer vanishing.
   if (phase_ == phase::closed) return;
   if (phase_ == phase::open && !home_.sink().can_read(*this)) {
     paused_ = true;  // the sink calls resume_reading() when its downstream has room
@@ -228,13 +230,13 @@ void session::on_close(std::uint16_t code, std::string_view) {
 // ---------------------------------------------------------------- writing
 
 void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
-  if (phase_ != phase::open) return;
+  if (phase_ != phase::open && phase_ != phase::failing) return;
   ++home_.counters().messages_out;
   send_frame(op, payload, false);
 }
 
 void session::send_framed(std::span<const std::uint8_t> frame) {
-  if (phase_ != phase::open || !make_room(frame.size())) return;
+  if ((phase_ != phase::open && phase_ != phase::failing) || !make_room(frame.size())) return;
   ++home_.counters().messages_out;
   home_.cork_for(*this).append(frame);
 }
@@ -332,13 +334,29 @@ void session::close(std::uint16_t code, std::string_view reason) {
 
 void session::fail(ws::error e) {
   ++home_.counters().protocol_errors;
+  if (phase_ == phase::open && home_.sink().hold_failure(*this)) {
+    phase_ = phase::failing;
+    pending_error_ = e;
+    deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
+    return;
+  }
   const std::uint16_t code = ws::close_code_for(e);
-  if (phase_ == phase::open) {
+  if (phase_ == phase::open || phase_ == phase::failing) {
     send_close_frame(code, ws::to_string(e));
     leave_open(code);
   }
   // Failing the connection (RFC 6455 §7.1.7): no need to wait for the peer.
   finish();
+}
+
+void session::complete_failure() {
+  if (phase_ != phase::failing) return;
+  const ws::error e = pending_error_;
+  const std::uint16_t code = ws::close_code_for(e);
+  send_close_frame(code, ws::to_string(e));
+  leave_open(code);
+  finish();
+  home_.uncork();
 }
 
 void session::leave_open(std::uint16_t code) {
@@ -348,6 +366,7 @@ void session::leave_open(std::uint16_t code) {
 
 void session::go_away() {
   if (phase_ == phase::handshake) return abort();
+  if (phase_ == phase::failing) return complete_failure();
   close(ws::close_code::going_away, "server shutting down");
 }
 
@@ -369,7 +388,7 @@ void session::shutdown_send() {
 
 void session::abort() {
   if (phase_ == phase::closed) return;
-  if (phase_ == phase::open) leave_open(ws::close_code::abnormal);
+  if (phase_ == phase::open || phase_ == phase::failing) leave_open(ws::close_code::abnormal);
   phase_ = phase::closed;
   handshake_.reset();
   reader_.release_buffers();
@@ -402,6 +421,9 @@ void session::on_tick(std::uint32_t now) {
         ping_sent_ms_ = now;
         send_frame(ws::opcode::ping, {}, true);
       }
+      return;
+    case phase::failing:
+      if (due(now, deadline_ms_)) complete_failure();
       return;
     case phase::closing:
     case phase::draining:

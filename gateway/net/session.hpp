@@ -9,6 +9,8 @@
 //
 // Phases: handshake -> open -> closing (our close frame sent, waiting for
 // the peer's) -> draining (TCP write side shut, reading until EOF) -> closed.
+// A protocol error may pass through `failing` first: reading has stopped,
+// but replies to messages forwarded before the error may still go out.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +70,8 @@ class session : public std::enable_shared_from_this<session> {
   void go_away();
   // Closes TCP at once, without a close handshake.
   void terminate() { abort(); }
+  // Ends a failure the sink held back (see message_sink::hold_failure).
+  void complete_failure();
 
   // message_reader callbacks
   void on_message(ws::opcode op, std::span<std::uint8_t> payload);
@@ -80,7 +84,7 @@ class session : public std::enable_shared_from_this<session> {
   session* next_ = nullptr;
 
  private:
-  enum class phase : std::uint8_t { handshake, open, closing, draining, closed };
+  enum class phase : std::uint8_t { handshake, open, failing, closing, draining, closed };
 
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
@@ -121,6 +125,7 @@ class session : public std::enable_shared_from_this<session> {
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections
   bool write_shut_ = false;
+  ws::error pending_error_ = ws::error::none;
 };
 
 }  // namespace fg::gateway

@@ -68,6 +68,15 @@ class worker_link : public std::enable_shared_from_this<worker_link> {
       fn(u.conn_id, u.binary, std::span<const std::uint8_t>(unacked_bytes_.data() + u.offset, u.size));
   }
   [[nodiscard]] std::size_t unacked_count() const noexcept { return unacked_.size(); }
+  // Has the worker acknowledged every message up to `seq`?
+  [[nodiscard]] bool acked(std::uint64_t seq) const noexcept { return unacked_.empty() || unacked_.front().seq > seq; }
+  // Connections whose close waits for the worker to acknowledge a message
+  // (see message_sink::hold_failure).
+  struct failure_hold {
+    std::uint64_t seq;
+    std::uint64_t conn_id;
+  };
+  std::vector<failure_hold>& held_failures() noexcept { return held_failures_; }
 
  private:
   void do_wait_read();
@@ -94,6 +103,7 @@ class worker_link : public std::enable_shared_from_this<worker_link> {
   byte_buffer unacked_bytes_;
   std::size_t unacked_head_ = 0;  // bytes before this offset are acknowledged
   std::vector<std::uint64_t> paused_;
+  std::vector<failure_hold> held_failures_;
 };
 
 }  // namespace fg::gateway

@@ -130,7 +130,26 @@ void worker_router::announce(route& r, std::uint64_t conn_id, bool resumed) {
 void worker_router::on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) {
   auto* r = static_cast<route*>(s.sink_data);
   if (r == nullptr || r->link == nullptr) return;
-  r->link->send_message(s.id(), op == ws::opcode::binary, payload);
+  r->last_seq = r->link->send_message(s.id(), op == ws::opcode::binary, payload);
+}
+
+bool worker_router::hold_failure(session& s) {
+  auto* r = static_cast<route*>(s.sink_data);
+  if (r == nullptr || r->link == nullptr || r->last_seq == 0 || r->link->acked(r->last_seq)) return false;
+  r->link->held_failures().push_back({r->last_seq, s.id()});
+  return true;
+}
+
+void worker_router::release_failures(worker_link& link, bool all) {
+  auto& held = link.held_failures();
+  std::vector<std::uint64_t> ready;
+  std::erase_if(held, [&](const worker_link::failure_hold& h) {
+    const bool done = all || link.acked(h.seq);
+    if (done) ready.push_back(h.conn_id);
+    return done;
+  });
+  for (const std::uint64_t id : ready)
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->s->complete_failure();
 }
 
 bool worker_router::can_read(session& s) {
@@ -187,6 +206,7 @@ void worker_router::on_envelope(worker_link& link, const pb::Envelope& e) {
       const bool had_credit = link.has_credit();
       link.on_ack(e.ack().seq());
       if (!had_credit && link.has_credit()) credit_returned_.push_back(&link);
+      if (!link.held_failures().empty()) release_failures(link, false);
       return;
     }
     case pb::Envelope::kPing: {
@@ -238,6 +258,7 @@ void worker_router::resume_paused(worker_link& link) {
 void worker_router::on_link_lost(worker_link& lost) {
   const auto keep = lost.shared_from_this();
   std::erase_if(links_, [&](const auto& l) { return l.get() == &lost; });
+  release_failures(lost, true);  // their replies died with the worker
   if (hub_) hub_->forget(lost);
   if (stopped_ || !lost.registered()) return;
 
@@ -255,13 +276,14 @@ void worker_router::on_link_lost(worker_link& lost) {
       continue;
     }
     ++counters_.connections_moved;
+    r.last_seq = 0;
     announce(r, id, true);
   }
   lost.for_each_unacked([&](std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload) {
     const auto it = routes_.find(conn_id);
     if (it == routes_.end() || it->second->link == nullptr) return;
     ++counters_.messages_replayed;
-    it->second->link->send_message(conn_id, binary, payload);
+    it->second->last_seq = it->second->link->send_message(conn_id, binary, payload);
   });
   resume_paused(lost);
   home_.uncork();

@@ -45,6 +45,7 @@ class worker_router final : public message_sink {
   void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) override;
   void on_close(session& s, std::uint16_t code) override;
   bool can_read(session& s) override;
+  bool hold_failure(session& s) override;
   void stop() override;
 
   // From links.
@@ -66,6 +67,7 @@ class worker_router final : public message_sink {
     std::uint64_t key_hash = 0;
     std::string state;  // serialized ConnectionState kept for failover
     worker_link* link = nullptr;
+    std::uint64_t last_seq = 0;  // of the last message forwarded on `link`
   };
 
   void do_accept();
@@ -73,6 +75,7 @@ class worker_router final : public message_sink {
   void announce(route& r, std::uint64_t conn_id, bool resumed);
   void deliver(const framegate::link::Send& send);
   void resume_paused(worker_link& link);
+  void release_failures(worker_link& link, bool all);
 
   io_thread& home_;
   sticky_key_spec sticky_;

@@ -8,7 +8,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from framegate_harness import (  # noqa: E402
-    OP_TEXT, GatewayTestCase, HandshakeError, HttpResponse, accept_for, build_frame, build_handshake_request,
+    DEFAULT_PATH, OP_TEXT, GatewayTestCase, HandshakeError, HttpResponse, accept_for, build_frame, build_handshake_request,
     validate_upgrade,
 )
 
@@ -16,7 +16,7 @@ from framegate_harness import (  # noqa: E402
 class HandshakeAcceptTest(GatewayTestCase):
     """RFC 6455 4.2.1 / 4.2.2: a valid opening handshake gets 101 with the right Sec-WebSocket-Accept."""
 
-    def check_accepted(self, headers=None, path="/") -> None:
+    def check_accepted(self, headers=None, path=DEFAULT_PATH) -> None:
         client = self.connect()
         response = client.request_handshake(path=path, headers=headers)
         self.assertIsNone(validate_upgrade(response, client.key), response.describe())
@@ -38,7 +38,7 @@ class HandshakeAcceptTest(GatewayTestCase):
                              "CONNECTION": "keep-alive, UPGRADE"})
 
     def test_path_and_query_are_accepted(self):
-        self.check_accepted(path="/chat/room?id=42&x=y")
+        self.check_accepted(path=DEFAULT_PATH + "?id=42&x=y")
 
     def test_no_subprotocol_header_without_offer(self):
         client = self.connect()
@@ -57,7 +57,7 @@ class HandshakeAcceptTest(GatewayTestCase):
 
     def test_handshake_sent_in_small_pieces(self):
         client = self.connect()
-        request = (f"GET / HTTP/1.1\r\nHost: {client.host_header}\r\nUpgrade: websocket\r\n"
+        request = (f"GET {DEFAULT_PATH} HTTP/1.1\r\nHost: {client.host_header}\r\nUpgrade: websocket\r\n"
                    "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                    "Sec-WebSocket-Version: 13\r\n\r\n").encode()
         client.send_raw(request, chunk_size=7, delay=0.002)

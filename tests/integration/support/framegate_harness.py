@@ -63,6 +63,15 @@ LISTEN_RE = re.compile(r"listening on [^ ]+:(\d+)")
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 DEFAULT_GATEWAY_BIN = os.path.join(REPO_ROOT, "build", "bin", "framegate-gateway")
+DEFAULT_WORKER_BIN = os.path.join(REPO_ROOT, "build", "bin", "framegate-worker")
+
+# What the "echo" server under test is: the gateway's own diagnostic echo
+# ("echo", the default) or the /echo app served by real worker processes
+# behind the gateway ("workers"): the same suite must pass against both.
+TARGET = os.environ.get("FRAMEGATE_CONFORMANCE_TARGET", "echo")
+DEFAULT_PATH = "/echo" if TARGET == "workers" else "/"
+TARGET_WORKERS = 2
+REGISTERED_RE = re.compile(r"worker '[^']*' \(pid \d+.*registered")
 
 MAX_SERVER_FRAME = 64 * 1024 * 1024  # sanity cap on what a server may send us
 
@@ -333,7 +342,14 @@ class GatewayProcess(Process):
         env: Mapping[str, str] | None = None,
     ):
         argv = [binary or gateway_binary(), "--listen", f"{host}:0", "--threads", str(threads)]
-        if echo:
+        self.behind_workers = echo and TARGET == "workers"
+        self.link_dir: str | None = None
+        self.workers: list[Process] = []
+        if self.behind_workers:
+            import tempfile
+            self.link_dir = tempfile.mkdtemp(prefix="fg-conformance-")
+            argv.extend(["--link-dir", self.link_dir])
+        elif echo:
             argv.append("--echo")
         argv.extend(str(a) for a in extra_args)
         super().__init__(
@@ -344,6 +360,34 @@ class GatewayProcess(Process):
             ready_pattern=LISTEN_RE,
         )
         self.host = host
+
+    def start(self, timeout: float = 10.0) -> "re.Match | None":
+        match = super().start(timeout)
+        if self.behind_workers:
+            self._start_workers(timeout)
+        return match
+
+    def _start_workers(self, timeout: float) -> None:
+        binary = os.environ.get("FRAMEGATE_WORKER_BIN") or DEFAULT_WORKER_BIN
+        for i in range(1, TARGET_WORKERS + 1):
+            worker = Process([binary, "--id", f"w{i}", "--link-dir", self.link_dir], name=f"framegate-worker w{i}",
+                             strip_env_prefixes=("FRAMEGATE_",))
+            worker.start()
+            self.workers.append(worker)
+        deadline = time.monotonic() + timeout
+        while sum(1 for line in self.output_lines() if REGISTERED_RE.search(line)) < TARGET_WORKERS:
+            if time.monotonic() > deadline:
+                raise ProcessError("workers did not register with the gateway\n" + self.describe_tail())
+            time.sleep(0.02)
+
+    def stop(self, timeout: float = 10.0, sig: int = signal.SIGTERM) -> int | None:
+        code = super().stop(timeout, sig)
+        for worker in self.workers:
+            worker.stop(timeout)
+        if self.link_dir:
+            import shutil
+            shutil.rmtree(self.link_dir, ignore_errors=True)
+        return code
 
     @property
     def port(self) -> int:
@@ -495,7 +539,7 @@ HeaderSpec = Mapping[str, "str | None"] | Iterable[tuple[str, "str | None"]]
 
 def build_handshake_request(
     host: str,
-    path: str = "/",
+    path: str = DEFAULT_PATH,
     key: str | None = None,
     headers: HeaderSpec | None = None,
     method: str = "GET",
@@ -662,7 +706,7 @@ class WsClient:
 
     # -- handshake ---------------------------------------------------------
 
-    def request_handshake(self, path: str = "/", headers: HeaderSpec | None = None,
+    def request_handshake(self, path: str = DEFAULT_PATH, headers: HeaderSpec | None = None,
                           method: str = "GET", http_version: str = "HTTP/1.1",
                           key: str | None = None, timeout: float | None = None) -> HttpResponse:
         """Send an opening handshake and return the response, whatever its status."""
@@ -676,7 +720,7 @@ class WsClient:
         self.handshake_response = self.read_http_response(timeout)
         return self.handshake_response
 
-    def handshake(self, path: str = "/", headers: HeaderSpec | None = None,
+    def handshake(self, path: str = DEFAULT_PATH, headers: HeaderSpec | None = None,
                   timeout: float | None = None) -> HttpResponse:
         """Perform the opening handshake; raise HandshakeError unless it is a valid 101."""
         response = self.request_handshake(path, headers, timeout=timeout)
@@ -897,7 +941,7 @@ class GatewayTestCase(unittest.TestCase):
         client.connect()
         return client
 
-    def open_client(self, gateway: GatewayProcess | None = None, path: str = "/",
+    def open_client(self, gateway: GatewayProcess | None = None, path: str = DEFAULT_PATH,
                     headers: HeaderSpec | None = None) -> WsClient:
         """A client that completed a valid opening handshake."""
         client = self.connect(gateway)

@@ -1,0 +1,107 @@
+// Failure is normal: a saturated worker pauses only its own clients, and a
+// worker killed with SIGKILL under load closes no client and loses no message.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Cluster, connect, nextMessage, sleep } from './cluster.mjs';
+
+async function workerOf(c, key) {
+  const probe = await connect(c.url('/whoami'), { headers: { 'x-user': key } });
+  probe.send('?');
+  const { worker } = JSON.parse((await nextMessage(probe)).data);
+  probe.close();
+  return worker;
+}
+
+test('a saturated worker pauses its own clients (TCP pushback), not the others, and memory stays flat', async () => {
+  const c = await Cluster.start({
+    workers: 2,
+    gatewayArgs: ['--sticky-key', 'header:x-user', '--credit-window', '16', '--credit-bytes', '262144'],
+    workerArgs: ['--enable-test-apps', '--slow-ms', '50'],
+  });
+  try {
+    const slowKey = 'slow-client';
+    const slowWorker = await workerOf(c, slowKey);
+    let fastKey = null;
+    for (let k = 0; fastKey === null && k < 100; ++k) if ((await workerOf(c, `fast-${k}`)) !== slowWorker) fastKey = `fast-${k}`;
+    assert.ok(fastKey, 'found a key on the other worker');
+
+    const rssBefore = c.gatewayRssKiB();
+    const flooder = await connect(c.url('/slow'), { headers: { 'x-user': slowKey } });
+    const fast = await connect(c.url('/echo'), { headers: { 'x-user': fastKey } });
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    const offeredBytes = 200 * 1024 * 1024;
+    for (let sent = 0; sent < offeredBytes; sent += chunk.length) flooder.send(chunk);
+
+    // The other worker's client is served promptly while the flood is on.
+    for (let i = 0; i < 20; ++i) {
+      fast.send(`ping ${i}`);
+      assert.equal((await nextMessage(fast, 2000)).data, `ping ${i}`);
+      await sleep(50);
+    }
+    const rssGrowthKiB = c.gatewayRssKiB() - rssBefore;
+    // TCP pushed back: most of the flood is still queued in the client.
+    assert.ok(flooder.bufferedAmount > offeredBytes / 2, `client buffered only ${flooder.bufferedAmount} bytes`);
+    assert.ok(rssGrowthKiB < 64 * 1024, `gateway RSS grew by ${rssGrowthKiB} KiB while a worker was saturated`);
+    flooder.terminate();
+    fast.close();
+  } finally {
+    await c.stop();
+  }
+});
+
+test('kill -9 of a worker while 200 clients send: no client closed, no message lost, the worker comes back', async () => {
+  const c = await Cluster.start({ workers: 3, threads: 2, workerArgs: ['--enable-test-apps'] });
+  try {
+    const clients = await Promise.all(Array.from({ length: 200 }, () => connect(c.url('/echo'))));
+    let closedEarly = 0;
+    for (const ws of clients) {
+      ws.received = [];
+      ws.sent = 0;
+      ws.closed.then(() => { if (!ws.finished) closedEarly++; });
+      ws.on('message', (data) => ws.received.push(Number(data.toString())));
+    }
+
+    const sendRound = () => { for (const ws of clients) ws.send(String(ws.sent++)); };
+    const ticker = setInterval(sendRound, 25);
+    await sleep(1000);
+    await c.crashWorker(0);
+    await sleep(1000);
+    await c.restartWorker(0);
+    await sleep(1000);
+    clearInterval(ticker);
+
+    const deadline = Date.now() + 15000;
+    const complete = (ws) => new Set(ws.received).size === ws.sent;
+    while (!clients.every(complete) && Date.now() < deadline) await sleep(100);
+
+    let duplicates = 0;
+    for (const ws of clients) {
+      const firsts = [];
+      const seen = new Set();
+      for (const n of ws.received) {
+        if (seen.has(n)) { duplicates++; continue; }
+        seen.add(n);
+        firsts.push(n);
+      }
+      assert.equal(firsts.length, ws.sent, `a client got ${firsts.length} of ${ws.sent} messages`);
+      assert.deepEqual(firsts, Array.from({ length: ws.sent }, (_, i) => i), 'echoes out of order');
+    }
+    assert.equal(closedEarly, 0, `${closedEarly} clients were closed`);
+    const moved = await c.gateway.waitFor(/worker 'w1' lost: moved (\d+) connection/);
+    assert.ok(Number(moved[1]) > 0);
+    console.log(`# ${clients.length} clients, ${clients[0].sent} messages each, moved ${moved[1]} on one thread, ${duplicates} duplicate echoes`);
+
+    // New connections hash to the restarted worker again.
+    const seen = new Set();
+    for (let i = 0; i < 30; ++i) {
+      const p = await connect(c.url('/whoami'));
+      p.send('?');
+      seen.add(JSON.parse((await nextMessage(p)).data).worker);
+      p.close();
+    }
+    assert.ok(seen.has('w1'), `no new connection reached the restarted worker: ${[...seen]}`);
+    for (const ws of clients) { ws.finished = true; ws.close(); }
+  } finally {
+    await c.stop();
+  }
+});
