@@ -161,6 +161,11 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.forward_headers = split_list(forward_headers);
   for (auto& h : cfg.forward_headers)
     std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // A header the sticky key is read from must be kept with the connection.
+  if (const auto spec = parse_sticky_key_spec(cfg.sticky_key);
+      spec.from == sticky_key_spec::source::header &&
+      std::find(cfg.forward_headers.begin(), cfg.forward_headers.end(), spec.name) == cfg.forward_headers.end())
+    cfg.forward_headers.push_back(spec.name);
   cfg.handshake_timeout = to_ms(handshake_timeout);
   cfg.close_timeout = to_ms(close_timeout);
   cfg.idle_ping = to_ms(idle_ping);

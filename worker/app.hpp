@@ -58,7 +58,7 @@ struct connection_state {
 
 // A client connection as an app sees it.
 class connection {
-public:
+ public:
   explicit connection(connection_info info, connection_state state)
       : info_(std::move(info)), state_(std::move(state)) {}
   [[nodiscard]] conn_id id() const noexcept { return info_.id; }
@@ -69,7 +69,7 @@ public:
   // Anything the app wants to hang on the connection.
   std::any user;
 
-private:
+ private:
   connection_info info_;
   connection_state state_;
 };
@@ -84,7 +84,7 @@ private:
 // Changes made during one loop turn reach the broker together, and always
 // before a publish made after them.
 class broker {
-public:
+ public:
   virtual ~broker() = default;
   virtual void subscribe(std::string_view room) = 0;
   virtual void unsubscribe(std::string_view room) = 0;
@@ -93,7 +93,7 @@ public:
 
 // What apps can do. Sends are batched per loop turn and leave in one write.
 class api {
-public:
+ public:
   virtual ~api() = default;
   virtual void send(conn_id to, message_kind kind, std::string_view payload) = 0;
   // One payload to many connections: framed once by the gateway, the same
@@ -111,7 +111,7 @@ public:
 // input (answer the client instead); an exception that escapes one is
 // logged and the connection is closed with 1011.
 class app {
-public:
+ public:
   virtual ~app() = default;
   // Called once when mounted, before any connection.
   virtual void attach(worker::api& a) { api_ = &a; }
@@ -121,12 +121,12 @@ public:
   // A broker delivery for a room this worker subscribed to.
   virtual void on_room_message(std::string_view /*room*/, std::string_view /*payload*/) {}
 
-protected:
+ protected:
   // Qualified: GCC rejects a member named like the type it returns
   // ("changes meaning of 'api'") when the type is named unqualified.
   worker::api& api() { return *api_; }
 
-private:
+ private:
   worker::api* api_ = nullptr;
 };
 

@@ -162,6 +162,7 @@ void session::continue_reading() {
   if (phase_ == phase::closed) return;
   if (phase_ == phase::open && !home_.sink().can_read(*this)) {
     paused_ = true;  // the sink calls resume_reading() when its downstream has room
+    paused_self_ = shared_from_this();
     return;
   }
   do_wait_read();
@@ -170,6 +171,7 @@ void session::continue_reading() {
 void session::resume_reading() {
   if (!paused_) return;
   paused_ = false;
+  const auto keep = std::move(paused_self_);
   if (phase_ != phase::closed) do_wait_read();
 }
 
@@ -362,6 +364,7 @@ void session::complete_failure() {
 void session::leave_open(std::uint16_t code) {
   phase_ = phase::closing;
   home_.sink().on_close(*this, code);
+  resume_reading();  // a close handshake needs the peer's close frame
 }
 
 void session::go_away() {
@@ -388,6 +391,7 @@ void session::shutdown_send() {
 
 void session::abort() {
   if (phase_ == phase::closed) return;
+  const auto keep = std::move(paused_self_);  // outlive this call even if it was the last reference
   if (phase_ == phase::open || phase_ == phase::failing) leave_open(ws::close_code::abnormal);
   phase_ = phase::closed;
   handshake_.reset();

@@ -126,6 +126,8 @@ class session : public std::enable_shared_from_this<session> {
   bool counted_ = false;  // holds a slot of --max-connections
   bool write_shut_ = false;
   ws::error pending_error_ = ws::error::none;
+  // While paused no wait is pending, so nothing else keeps the session alive.
+  std::shared_ptr<session> paused_self_;
 };
 
 }  // namespace fg::gateway
