@@ -48,7 +48,7 @@ worker_config parse_worker_config(int argc, char** argv) {
 
   std::string apps;
   unsigned slow_ms = 50;
-  app.add_option("--id", cfg.id, "Stable worker name; a restarted worker reuses it (default: w<pid>)")
+  app.add_option("--id", cfg.id, "Stable worker name; a restarted worker reuses it (default: <hostname>-<pid>, unique across containers)")
       ->envname("FRAMEGATE_ID");
   app.add_option("--link-dir", cfg.link_dir,
                  "Directory of the gateway's link-<i>.sock sockets; the worker links to each")
@@ -57,7 +57,7 @@ worker_config parse_worker_config(int argc, char** argv) {
   app.add_option("--apps", apps,
                  "Comma-separated URL paths of the built-in apps to mount (default: all of " + builtin_app_list() + ")")
       ->envname("FRAMEGATE_APPS");
-  app.add_flag("--enable-test-apps", cfg.enable_test_apps, "Also mount the test app /slow (sleeps, then echoes)")
+  app.add_flag("--enable-test-apps", cfg.enable_test_apps, "Also mount the test apps /slow (sleeps, then echoes) and /whoami (tells which worker serves you)")
       ->envname("FRAMEGATE_ENABLE_TEST_APPS");
   app.add_option("--slow-ms", slow_ms, "Milliseconds /slow blocks the worker per message")
       ->envname("FRAMEGATE_SLOW_MS")
@@ -90,7 +90,12 @@ worker_config parse_worker_config(int argc, char** argv) {
     std::exit(2);
   }
 
-  if (cfg.id.empty()) cfg.id = "w" + std::to_string(::getpid());
+  if (cfg.id.empty()) {
+    // In containers every worker may be pid 1: the hostname tells them apart.
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    cfg.id = std::string(host[0] != '\0' ? host : "w") + "-" + std::to_string(::getpid());
+  }
   cfg.slow_delay = std::chrono::milliseconds(slow_ms);
   return cfg;
 }
