@@ -11,7 +11,7 @@ class echo_sink final : public message_sink {
  public:
   void on_open(session&, request_info&&) override {}
   void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) override { s.send(op, payload); }
-  void on_close(session&, std::uint16_t) override {}
+  void on_close(session&, std::uint16_t, close_origin) override {}
 };
 
 }  // namespace fg::gateway

@@ -18,6 +18,13 @@ namespace fg::gateway {
 
 class session;
 
+// Who ended a connection.
+enum class close_origin : std::uint8_t {
+  client,   // the client sent a close frame
+  server,   // the gateway or a worker closed it (protocol error, shutdown, policy, timeout)
+  network,  // TCP died without a close handshake (1006)
+};
+
 // What the handshake told us about a connection, for routing and for apps.
 struct request_info {
   std::string path;         // "/rooms"
@@ -45,7 +52,7 @@ class message_sink {
   // call (it may point into the thread's read buffer).
   virtual void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) = 0;
   // The connection is gone (close code received or sent; 1006 if TCP died).
-  virtual void on_close(session& s, std::uint16_t code) = 0;
+  virtual void on_close(session& s, std::uint16_t code, close_origin origin) = 0;
   // After each read: may this session read more now? A sink whose
   // downstream is saturated says no and later calls session::resume_reading().
   virtual bool can_read(session&) { return true; }

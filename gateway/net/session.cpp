@@ -224,7 +224,7 @@ void session::on_close(std::uint16_t code, std::string_view) {
       send_frame(ws::opcode::close, {}, true);
     else
       send_close_frame(code, {});
-    leave_open(code);
+    leave_open(code, close_origin::client);
   }
   finish();
 }
@@ -329,7 +329,7 @@ void session::on_writable(error_code ec) {
 void session::close(std::uint16_t code, std::string_view reason) {
   if (phase_ != phase::open) return;
   send_close_frame(code, reason);
-  leave_open(code);
+  leave_open(code, close_origin::server);
   phase_ = phase::closing;
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
 }
@@ -345,7 +345,7 @@ void session::fail(ws::error e) {
   const std::uint16_t code = ws::close_code_for(e);
   if (phase_ == phase::open || phase_ == phase::failing) {
     send_close_frame(code, ws::to_string(e));
-    leave_open(code);
+    leave_open(code, close_origin::server);
   }
   // Failing the connection (RFC 6455 §7.1.7): no need to wait for the peer.
   finish();
@@ -356,14 +356,14 @@ void session::complete_failure() {
   const ws::error e = pending_error_;
   const std::uint16_t code = ws::close_code_for(e);
   send_close_frame(code, ws::to_string(e));
-  leave_open(code);
+  leave_open(code, close_origin::server);
   finish();
   home_.uncork();
 }
 
-void session::leave_open(std::uint16_t code) {
+void session::leave_open(std::uint16_t code, close_origin origin) {
   phase_ = phase::closing;
-  home_.sink().on_close(*this, code);
+  home_.sink().on_close(*this, code, origin);
   resume_reading();  // a close handshake needs the peer's close frame
 }
 
@@ -392,7 +392,7 @@ void session::shutdown_send() {
 void session::abort() {
   if (phase_ == phase::closed) return;
   const auto keep = std::move(paused_self_);  // outlive this call even if it was the last reference
-  if (phase_ == phase::open || phase_ == phase::failing) leave_open(ws::close_code::abnormal);
+  if (phase_ == phase::open || phase_ == phase::failing) leave_open(ws::close_code::abnormal, close_origin::network);
   phase_ = phase::closed;
   handshake_.reset();
   reader_.release_buffers();
@@ -417,7 +417,7 @@ void session::on_tick(std::uint32_t now) {
       if (ping_outstanding_) {
         if (due(now, ping_sent_ms_ + ms(cfg.pong_timeout))) {
           send_close_frame(ws::close_code::internal_error, "pong timeout");
-          leave_open(ws::close_code::internal_error);
+          leave_open(ws::close_code::internal_error, close_origin::server);
           finish();
         }
       } else if (due(now, last_rx_ms_ + ms(cfg.idle_ping))) {

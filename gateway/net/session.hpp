@@ -106,7 +106,7 @@ class session : public std::enable_shared_from_this<session> {
   void finish();         // shut our side after the backlog drains, then read until EOF
   void shutdown_send();  // FIN once nothing is left to write
   void abort();          // close TCP now
-  void leave_open(std::uint16_t code);
+  void leave_open(std::uint16_t code, close_origin origin);
 
   io_thread& home_;
   tcp_socket socket_;

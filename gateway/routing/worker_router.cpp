@@ -160,7 +160,7 @@ bool worker_router::can_read(session& s) {
   return false;
 }
 
-void worker_router::on_close(session& s, std::uint16_t code) {
+void worker_router::on_close(session& s, std::uint16_t code, close_origin origin) {
   const auto it = routes_.find(s.id());
   if (it == routes_.end()) return;
   if (auto* link = it->second->link; link != nullptr && !link->closed()) {
@@ -168,7 +168,9 @@ void worker_router::on_close(session& s, std::uint16_t code) {
     auto* c = e.mutable_closed();
     c->set_conn_id(s.id());
     c->set_code(code);
-    c->set_closer(code == ws::close_code::abnormal ? pb::CLOSER_NETWORK : pb::CLOSER_CLIENT);
+    c->set_closer(origin == close_origin::client   ? pb::CLOSER_CLIENT
+                  : origin == close_origin::server ? pb::CLOSER_SERVER
+                                                   : pb::CLOSER_NETWORK);
     link->send(e);
   }
   s.sink_data = nullptr;
@@ -178,6 +180,8 @@ void worker_router::on_close(session& s, std::uint16_t code) {
 // ---------------------------------------------------------------- workers
 
 void worker_router::on_envelope(worker_link& link, const pb::Envelope& e) {
+  if (!link.registered() && e.body_case() != pb::Envelope::kRegister)
+    return link.close("the first envelope of a link must be Register");
   switch (e.body_case()) {
     case pb::Envelope::kRegister: {
       link.set_registration(e.register_());

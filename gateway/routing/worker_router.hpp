@@ -43,7 +43,7 @@ class worker_router final : public message_sink {
   unsigned admit(const request_info& req, std::string_view& reason) override;
   void on_open(session& s, request_info&& info) override;
   void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) override;
-  void on_close(session& s, std::uint16_t code) override;
+  void on_close(session& s, std::uint16_t code, close_origin origin) override;
   bool can_read(session& s) override;
   bool hold_failure(session& s) override;
   void stop() override;
