@@ -1,0 +1,47 @@
+#pragma once
+// Command-line options of framegate-loadgen, parsed without dependencies.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <netinet/in.h>
+
+#include "ws_codec.hpp"
+
+namespace loadgen {
+
+enum class mode { rate, window, idle };
+
+struct options {
+  mode run_mode = mode::rate;
+  std::string url = "ws://127.0.0.1:8080/";
+  sockaddr_in target{};
+  std::string host_header;  // HOST:PORT as in the URL
+  std::string path = "/";
+  std::uint32_t connections = 1;
+  std::size_t size = 256;
+  opcode message_opcode = opcode::binary;
+  double duration_s = 10;
+  double warmup_s = 0;
+  double drain_s = 5;       // stop waiting for echoes after this long without one
+  double drain_max_s = 60;  // and after this long in any case
+  unsigned threads = 1;
+  std::vector<in_addr> source_ips;  // empty: the kernel picks
+  double connect_rate = 5000;       // new connections per second, all threads together
+  double connect_timeout_s = 0;     // 0: 10 s + connections / connect_rate
+  double rate_per_conn_ms = 10;
+  std::uint32_t window = 16;
+  std::string json_path;
+  int server_pid = 0;  // sample this local process's CPU and memory at the window edges
+  bool progress = true;
+};
+
+// Parses argv. On error returns nullopt and sets error; on --help sets
+// show_help and returns nullopt with an empty error.
+std::optional<options> parse_options(int argc, char** argv, std::string& error, bool& show_help);
+
+const char* usage_text();
+const char* mode_name(mode m);
+
+}  // namespace loadgen
