@@ -99,7 +99,7 @@ void session::on_handshake(error_code ec) {
   // Bytes the client sent after its request (frames, pipelined) are kept.
   const auto rest = handshake_->buffer.data();
   std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
-  std::memcpy(pipelined.data(), rest.data(), pipelined.size());
+  if (!pipelined.empty()) std::memcpy(pipelined.data(), rest.data(), pipelined.size());
   accept(http::accept_response(verdict), std::move(info), pipelined);
 }
 
@@ -274,7 +274,7 @@ void session::send_close_frame(std::uint16_t code, std::string_view reason) {
   payload[0] = static_cast<std::uint8_t>(code >> 8);
   payload[1] = static_cast<std::uint8_t>(code);
   const std::size_t n = std::min<std::size_t>(reason.size(), sizeof payload - 2);
-  std::memcpy(payload + 2, reason.data(), n);
+  if (n != 0) std::memcpy(payload + 2, reason.data(), n);  // an empty reason may have no data()
   send_frame(ws::opcode::close, std::span<const std::uint8_t>(payload, n + 2), true);
 }
 
