@@ -394,7 +394,8 @@ void session::abort() {
   const auto keep = std::move(paused_self_);  // outlive this call even if it was the last reference
   if (phase_ == phase::open || phase_ == phase::failing) leave_open(ws::close_code::abnormal, close_origin::network);
   phase_ = phase::closed;
-  handshake_.reset();
+  // handshake_ stays: a pending HTTP read still writes into its buffer when it
+  // completes with operation_aborted; the session's destructor frees it.
   reader_.release_buffers();
   home_.forget_cork(*this);
   error_code ec;
