@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -42,6 +43,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   app.get_formatter()->column_width(44);
 
   std::string listen = "0.0.0.0:8080";
+  std::string admin = "127.0.0.1:9090";
   std::string origins, subprotocols, forward_headers, policy = "close";
   double handshake_timeout = 5, close_timeout = 5, idle_ping = 30, pong_timeout = 10;
   std::uint64_t max_message_size = cfg.reader.limits.max_message_size;
@@ -124,6 +126,15 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_CREDIT_BYTES")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 34));
+  auto* admin_opt =
+      app.add_option("--admin", admin,
+                     "Admin HTTP listener (/healthz, /readyz, POST /api/publish), HOST:PORT (port 0: any free port; "
+                     "off: none)")
+          ->envname("FRAMEGATE_ADMIN")
+          ->capture_default_str();
+  app.add_option("--api-token", cfg.api_token,
+                 "Bearer token that POST /api/publish requires (unset: the publish API is disabled)")
+      ->envname("FRAMEGATE_API_TOKEN");
   app.add_option("--rcvbuf", cfg.rcvbuf, "SO_RCVBUF of client sockets in bytes (0: kernel default)")
       ->envname("FRAMEGATE_RCVBUF")
       ->capture_default_str()
@@ -140,6 +151,16 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     cfg.listen = parse_host_port(listen);
+    if (admin == "off") {
+      cfg.admin.reset();
+    } else {
+      try {
+        cfg.admin = parse_host_port(admin);
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(std::string("--admin: ") + e.what());
+      }
+    }
+    cfg.admin_explicit = admin_opt->count() > 0;
     (void)parse_sticky_key_spec(cfg.sticky_key);
   } catch (const CLI::CallForHelp&) {
     std::printf("%s", app.help().c_str());

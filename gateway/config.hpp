@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ struct gateway_config {
   std::vector<std::string> forward_headers;    // lower-case; origin and cookie always go
   std::uint32_t credit_window = 1024;          // unacknowledged messages per link
   std::size_t credit_bytes = 8 * 1024 * 1024;  // unacknowledged bytes per link
+
+  // Admin HTTP listener (health, readiness, publish API) on its own thread.
+  // `admin_explicit`: set by flag or environment, so failing to bind it is
+  // fatal; the default address only warns (another gateway may hold it).
+  std::optional<host_port> admin = host_port{"127.0.0.1", 9090};  // nullopt: "off"
+  bool admin_explicit = false;
+  std::string api_token;  // empty: POST /api/publish answers 403
 
   int rcvbuf = 0;  // 0: kernel default
   int sndbuf = 0;

@@ -2,10 +2,13 @@
 // message on (with --echo, straight back to its sender).
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <system_error>
 
 #include <sys/resource.h>
 
 #include "common/logging.hpp"
+#include "gateway/admin/admin_server.hpp"
 #include "gateway/config.hpp"
 #include "gateway/net/echo_sink.hpp"
 #include "gateway/net/server.hpp"
@@ -22,6 +25,22 @@ void raise_open_file_limit() {
   }
 }
 
+// The admin listener, after the WebSocket listener so that its "admin
+// listening on" line never comes first. At the default address a bind
+// failure only warns (another gateway on this machine may hold it); an
+// address the operator chose must be honoured or the start fails.
+void start_admin(std::optional<fg::gateway::admin::admin_server>& admin, const fg::gateway::gateway_config& config,
+                 boost::asio::io_context& home_io, fg::gateway::worker_router* router) {
+  admin.emplace(config, &home_io, router);
+  try {
+    admin->start();
+  } catch (const std::system_error& e) {
+    if (config.admin_explicit) throw;
+    fg::component_logger("gateway")->warn("{}: admin listener disabled (set --admin)", e.what());
+    admin.reset();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -31,13 +50,21 @@ int main(int argc, char** argv) {
     auto log = fg::component_logger("gateway");
     raise_open_file_limit();
     if (!config.echo) fg::gateway::worker_router::prepare_link_dir(config.link_dir);
+    fg::gateway::worker_router* router0 = nullptr;  // thread 0's: the admin listener asks it
     fg::gateway::server server(config, [&](fg::gateway::io_thread& t) -> std::unique_ptr<fg::gateway::message_sink> {
       if (config.echo) return std::make_unique<fg::gateway::echo_sink>();
-      return std::make_unique<fg::gateway::worker_router>(t);
+      auto router = std::make_unique<fg::gateway::worker_router>(t);
+      if (t.index() == 0) router0 = router.get();
+      return router;
     });
     if (!config.echo) log->info("waiting for workers on {}/link-*.sock", config.link_dir);
     server.start();
+    // Declared after the server, so stopped and destroyed before thread 0's
+    // router it asks questions of.
+    std::optional<fg::gateway::admin::admin_server> admin;
+    if (config.admin) start_admin(admin, config, server.threads().front()->context(), router0);
     server.run_until_signal();
+    if (admin) admin->stop();
     const auto t = server.totals();
     log->info("stopped: {} connections, {} messages in, {} out, {} handshakes refused, {} protocol errors",
               t.connections_opened, t.messages_in, t.messages_out, t.handshakes_refused, t.protocol_errors);

@@ -8,12 +8,16 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/common/hashing_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/backoff_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/link_dir_test.cpp
-  ${PROJECT_SOURCE_DIR}/tests/unit/worker/json_scan_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/json/json_scan_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_protocol_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_app_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/dispatcher_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/gateway_hub_broker_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/worker_runtime_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_url_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_envelope_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_broker_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker_publish_envelope_test.cpp
 )
 target_include_directories(framegate_worker_tests PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(framegate_worker_tests PRIVATE framegate_worker_core GTest::gtest GTest::gtest_main)

@@ -1,5 +1,6 @@
 #include "gateway/routing/worker_router.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -243,6 +244,26 @@ void worker_router::deliver(const pb::Send& send) {
   for (const std::uint64_t id : send.conn_ids()) {
     if (auto it = routes_.find(id); it != routes_.end()) it->second->s->send_framed(frame_.span());
   }
+}
+
+std::size_t worker_router::live_workers() const noexcept {
+  return static_cast<std::size_t>(
+      std::count_if(links_.begin(), links_.end(), [](const auto& l) { return l->registered() && !l->closed(); }));
+}
+
+bool worker_router::publish_to_rooms(std::span<const room_message> messages) {
+  if (live_workers() == 0) return false;
+  pb::Envelope e;
+  for (const auto& m : messages) {
+    const int best = rendezvous_pick(
+        hash64(m.room), static_cast<int>(links_.size()), [&](int i) { return links_[i]->worker_hash(); },
+        [&](int i) { return links_[i]->registered() && !links_[i]->closed(); });
+    auto* p = e.mutable_broker_publish();
+    p->set_room(m.room);
+    p->set_payload(m.delivery);
+    links_[static_cast<std::size_t>(best)]->send(e);
+  }
+  return true;
 }
 
 void worker_router::after_link_batch() {

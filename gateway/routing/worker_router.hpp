@@ -10,6 +10,7 @@
 
 #include <array>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +36,13 @@ struct routing_counters {
   std::uint64_t closed_no_worker = 0;  // 1013 after a failover found no worker
 };
 
+// A message for every member of a room, handed to a worker's broker (the
+// admin publish API).
+struct room_message {
+  std::string room;
+  std::string delivery;  // the exact text each member receives: {"room":R,"data":V}
+};
+
 class worker_router final : public message_sink {
  public:
   worker_router(io_thread& home);
@@ -55,6 +63,13 @@ class worker_router final : public message_sink {
   [[nodiscard]] std::span<std::uint8_t> link_read_buffer() noexcept { return link_read_buffer_; }
   [[nodiscard]] const gateway_config& config() const noexcept { return home_.config(); }
   [[nodiscard]] const routing_counters& counters() const noexcept { return counters_; }
+
+  // Admin entry points, on thread 0 only (its links reach every worker).
+  // Each message goes as BrokerPublish on the link of the live worker that
+  // its room name hashes to, so one room's publishes keep their order. With
+  // no live worker nothing is sent and false is returned.
+  bool publish_to_rooms(std::span<const room_message> messages);
+  [[nodiscard]] std::size_t live_workers() const noexcept;
 
   // Removes stale link-*.sock files of an earlier run (call once, before the threads start).
   static void prepare_link_dir(const std::string& dir);

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "worker/apps/json_scan.hpp"
+#include "common/json/json_scan.hpp"
 
 namespace fg::worker {
 

@@ -1,8 +1,8 @@
-#include "worker/apps/json_scan.hpp"
+#include "common/json/json_scan.hpp"
 
 #include <nlohmann/json.hpp>
 
-namespace fg::worker::json {
+namespace fg::json {
 
 namespace {
 
@@ -81,4 +81,4 @@ bool string_equals(std::string_view raw, std::string_view name) {
   return decode_string(raw) == name;
 }
 
-}  // namespace fg::worker::json
+}  // namespace fg::json

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace fg::worker::json {
+namespace fg::json {
 
 enum class value_kind : unsigned char { object, array, string, number, boolean, null };
 
@@ -54,4 +54,22 @@ bool for_each_member(std::string_view text, Fn&& fn) {
   return true;
 }
 
-}  // namespace fg::worker::json
+// Calls fn(raw_value) for each element of the array `raw_array` (a raw
+// value as for_each_member hands it out), in order. Returns false, calling
+// nothing, when it is not an array.
+template <class Fn>
+bool for_each_element(std::string_view raw_array, Fn&& fn) {
+  if (raw_array.empty() || raw_array.front() != '[') return false;
+  std::size_t pos = skip_whitespace(raw_array, 1);
+  while (pos < raw_array.size() && raw_array[pos] != ']') {
+    const std::size_t value_end = skip_value(raw_array, pos);
+    if (value_end == pos) break;  // not valid JSON: stop rather than loop
+    fn(raw_array.substr(pos, value_end - pos));
+    pos = skip_whitespace(raw_array, value_end);
+    if (pos >= raw_array.size() || raw_array[pos] != ',') break;
+    pos = skip_whitespace(raw_array, pos + 1);
+  }
+  return true;
+}
+
+}  // namespace fg::json

@@ -1,4 +1,4 @@
-#include "worker/apps/json_scan.hpp"
+#include "common/json/json_scan.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 namespace {
 
-namespace json = fg::worker::json;
+namespace json = fg::json;
 
 std::vector<std::pair<std::string, std::string>> members(std::string_view text) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -68,6 +68,26 @@ TEST(JsonScan, KindsFollowTheFirstByte) {
   EXPECT_EQ(json::kind_of("-1"), json::value_kind::number);
   EXPECT_EQ(json::kind_of("false"), json::value_kind::boolean);
   EXPECT_EQ(json::kind_of("null"), json::value_kind::null);
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<std::string> elements(std::string_view raw) {
+  std::vector<std::string> out;
+  fg::json::for_each_element(raw, [&](std::string_view v) { out.emplace_back(v); });
+  return out;
+}
+
+TEST(JsonScan, ElementsKeepTheExactBytesOfTheirValues) {
+  EXPECT_EQ(elements(R"([ {"a": [1, 2.50]} , "x,]" ,3 ])"),
+            (std::vector<std::string>{R"({"a": [1, 2.50]})", R"("x,]")", "3"}));
+  EXPECT_TRUE(elements("[]").empty());
+  EXPECT_TRUE(elements("[ ]").empty());
+  bool called = false;
+  EXPECT_FALSE(fg::json::for_each_element(R"({"a":1})", [&](auto) { called = true; }));
+  EXPECT_FALSE(called);
 }
 
 }  // namespace

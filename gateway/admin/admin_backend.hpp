@@ -1,0 +1,26 @@
+// What the admin endpoints need from the routing state. The routing state
+// lives on I/O thread 0, so every question is asynchronous: `done` is
+// called later, on the admin thread.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "gateway/routing/worker_router.hpp"
+
+namespace fg::gateway::admin {
+
+class admin_backend {
+ public:
+  virtual ~admin_backend() = default;
+
+  // How many workers are registered; SIZE_MAX when the gateway needs none
+  // (--echo).
+  virtual void count_workers(std::function<void(std::size_t)> done) = 0;
+  // Hands the messages to workers' brokers; done(false) when no worker is
+  // connected (nothing was sent).
+  virtual void publish(std::vector<room_message> messages, std::function<void(bool)> done) = 0;
+};
+
+}  // namespace fg::gateway::admin

@@ -1,0 +1,118 @@
+#include "gateway/admin/publish_request.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "common/json/json_scan.hpp"
+
+namespace fg::gateway::admin {
+
+namespace {
+
+// The same quoting as /rooms (nlohmann, UTF-8 kept as is), so a room name
+// comes out identical whichever way it was published.
+std::string quote(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// One {"room":R,"data":V} object; `where` prefixes errors inside a batch.
+bool parse_message(std::string_view raw, const std::string& where, std::vector<room_message>& out, std::string& error) {
+  std::string_view room_raw, data_raw;
+  const bool is_object = json::for_each_member(raw, [&](std::string_view key, std::string_view value) {
+    if (json::string_equals(key, "room"))
+      room_raw = value;
+    else if (json::string_equals(key, "data"))
+      data_raw = value;
+  });
+  if (!is_object) {
+    error = where + "a message must be an object like {\"room\":\"lobby\",\"data\":{}}";
+    return false;
+  }
+  if (room_raw.empty()) {
+    error = where + "missing \"room\"";
+    return false;
+  }
+  if (json::kind_of(room_raw) != json::value_kind::string) {
+    error = where + "\"room\" must be a string";
+    return false;
+  }
+  std::string room = json::decode_string(room_raw);
+  if (room.empty()) {
+    error = where + "\"room\" must not be empty";
+    return false;
+  }
+  if (room.size() > max_room_name_bytes) {
+    error = where + "\"room\" is longer than " + std::to_string(max_room_name_bytes) + " bytes";
+    return false;
+  }
+  if (data_raw.empty()) {
+    error = where + "missing \"data\" (any JSON value)";
+    return false;
+  }
+  std::string delivery = room_delivery(room, data_raw);
+  out.push_back({std::move(room), std::move(delivery)});
+  return true;
+}
+
+// nlohmann's reason without its "[json.exception.parse_error.101] " tag.
+std::string syntax_error(std::string_view text) {
+  try {
+    [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);  // throws the reason
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string_view what = e.what();
+    if (const auto tag_end = what.find("] "); what.starts_with("[json.exception") && tag_end != std::string_view::npos)
+      what.remove_prefix(tag_end + 2);
+    return "invalid JSON: " + std::string(what);
+  } catch (const std::exception&) {
+  }
+  return "invalid JSON";
+}
+
+}  // namespace
+
+std::string room_delivery(std::string_view room, std::string_view raw_data) {
+  const std::string quoted_room = quote(room);
+  std::string out;
+  out.reserve(quoted_room.size() + raw_data.size() + 18);
+  out += "{\"room\":";
+  out += quoted_room;
+  out += ",\"data\":";
+  out += raw_data;
+  out += '}';
+  return out;
+}
+
+std::string error_body(std::string_view message) { return "{\"error\":" + quote(message) + "}"; }
+
+publish_parse_result parse_publish_request(std::string_view body) {
+  publish_parse_result result;
+  // The scanner trusts its input: validate first (this also rejects invalid UTF-8).
+  if (!nlohmann::json::accept(body)) {
+    result.error = syntax_error(body);
+    return result;
+  }
+  std::string_view messages_raw;
+  const bool is_object = json::for_each_member(body, [&](std::string_view key, std::string_view value) {
+    if (json::string_equals(key, "messages")) messages_raw = value;
+  });
+  if (!is_object) {
+    result.error = "the body must be a JSON object: {\"room\":R,\"data\":V} or {\"messages\":[...]}";
+    return result;
+  }
+  if (messages_raw.empty()) {
+    if (!parse_message(body, "", result.messages, result.error)) result.messages.clear();
+    return result;
+  }
+  if (json::kind_of(messages_raw) != json::value_kind::array) {
+    result.error = "\"messages\" must be an array of {\"room\":R,\"data\":V}";
+    return result;
+  }
+  std::size_t index = 0;
+  json::for_each_element(messages_raw, [&](std::string_view element) {
+    if (!result.error.empty()) return;
+    parse_message(element, "messages[" + std::to_string(index++) + "]: ", result.messages, result.error);
+  });
+  if (!result.error.empty()) result.messages.clear();
+  return result;
+}
+
+}  // namespace fg::gateway::admin

@@ -1,0 +1,59 @@
+#include "gateway/admin/router_bridge.hpp"
+
+#include <limits>
+
+#include <boost/asio/post.hpp>
+
+namespace fg::gateway::admin {
+
+namespace asio = boost::asio;
+
+router_bridge::router_bridge(asio::io_context& admin_io, asio::io_context* home_io, worker_router* router)
+    : admin_io_(admin_io), home_io_(home_io), router_(router), mailbox_(std::make_shared<mailbox>()) {
+  mailbox_->bridge = this;
+  mailbox_->io = &admin_io;
+}
+
+router_bridge::~router_bridge() {
+  const std::lock_guard lock(mailbox_->mutex);
+  mailbox_->bridge = nullptr;
+  mailbox_->io = nullptr;
+}
+
+void router_bridge::count_workers(std::function<void(std::size_t)> done) {
+  if (router_ == nullptr) {
+    asio::post(admin_io_, [done = std::move(done)] { done(std::numeric_limits<std::size_t>::max()); });
+    return;
+  }
+  ask([](worker_router& r) { return r.live_workers(); }, std::move(done));
+}
+
+void router_bridge::publish(std::vector<room_message> messages, std::function<void(bool)> done) {
+  if (router_ == nullptr) {
+    asio::post(admin_io_, [done = std::move(done)] { done(false); });
+    return;
+  }
+  ask([messages = std::move(messages)](worker_router& r) -> std::size_t { return r.publish_to_rooms(messages); },
+      [done = std::move(done)](std::size_t sent) { done(sent != 0); });
+}
+
+void router_bridge::ask(std::function<std::size_t(worker_router&)> work, std::function<void(std::size_t)> done) {
+  const std::uint64_t id = next_id_++;
+  pending_.emplace(id, std::move(done));
+  asio::post(*home_io_, [router = router_, work = std::move(work), box = mailbox_, id] {
+    const std::size_t result = work(*router);
+    const std::lock_guard lock(box->mutex);
+    if (box->io == nullptr) return;  // the admin listener is gone
+    asio::post(*box->io, [bridge = box->bridge, id, result] { bridge->answer(id, result); });
+  });
+}
+
+void router_bridge::answer(std::uint64_t id, std::size_t result) {
+  const auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  auto done = std::move(it->second);
+  pending_.erase(it);
+  done(result);
+}
+
+}  // namespace fg::gateway::admin
