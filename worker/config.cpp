@@ -48,7 +48,9 @@ worker_config parse_worker_config(int argc, char** argv) {
 
   std::string apps;
   unsigned slow_ms = 50;
-  app.add_option("--id", cfg.id, "Stable worker name; a restarted worker reuses it (default: <hostname>-<pid>, unique across containers)")
+  app.add_option(
+         "--id", cfg.id,
+         "Stable worker name; a restarted worker reuses it (default: <hostname>-<pid>, unique across containers)")
       ->envname("FRAMEGATE_ID");
   app.add_option("--link-dir", cfg.link_dir,
                  "Directory of the gateway's link-<i>.sock sockets; the worker links to each")
@@ -57,7 +59,8 @@ worker_config parse_worker_config(int argc, char** argv) {
   app.add_option("--apps", apps,
                  "Comma-separated URL paths of the built-in apps to mount (default: all of " + builtin_app_list() + ")")
       ->envname("FRAMEGATE_APPS");
-  app.add_flag("--enable-test-apps", cfg.enable_test_apps, "Also mount the test apps /slow (sleeps, then echoes) and /whoami (tells which worker serves you)")
+  app.add_flag("--enable-test-apps", cfg.enable_test_apps,
+               "Also mount the test apps /slow (sleeps, then echoes) and /whoami (tells which worker serves you)")
       ->envname("FRAMEGATE_ENABLE_TEST_APPS");
   app.add_option("--slow-ms", slow_ms, "Milliseconds /slow blocks the worker per message")
       ->envname("FRAMEGATE_SLOW_MS")
@@ -69,6 +72,20 @@ worker_config parse_worker_config(int argc, char** argv) {
       ->envname("FRAMEGATE_MAX_ENVELOPE")
       ->capture_default_str()
       ->check(CLI::Range(std::uint32_t{64 * 1024}, std::uint32_t{0xFFFFFFFF}));
+  std::string redis_url;
+  app.add_option("--redis", redis_url,
+                 "Redis for rooms across workers and hosts: redis://[[user]:password@]host[:port][/db] or "
+                 "unix:///path[?db=N]; unset: rooms span this gateway's workers only (the gateway is the hub)")
+      ->envname("FRAMEGATE_REDIS");
+  app.add_option("--channel-prefix", cfg.channel_prefix,
+                 "Prefix of the Redis channels (<prefix>room:<R>); clusters sharing one Redis need different ones")
+      ->envname("FRAMEGATE_CHANNEL_PREFIX")
+      ->capture_default_str();
+  app.add_option("--redis-buffer", cfg.redis_buffer,
+                 "Publishes kept while Redis is unreachable; beyond it the oldest are dropped (and counted)")
+      ->envname("FRAMEGATE_REDIS_BUFFER")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}));
   app.add_option("--log-level", cfg.log_level, "trace, debug, info, warn, error or off")
       ->envname("FRAMEGATE_LOG_LEVEL")
       ->capture_default_str()
@@ -79,6 +96,7 @@ worker_config parse_worker_config(int argc, char** argv) {
     cfg.apps = split_list(apps);
     check_apps(cfg.apps, cfg.enable_test_apps);
     if (cfg.link_dir.empty()) throw std::invalid_argument("--link-dir: must not be empty");
+    if (!redis_url.empty()) cfg.redis = parse_redis_url(redis_url);
   } catch (const CLI::CallForHelp&) {
     std::printf("%s", app.help().c_str());
     std::exit(0);

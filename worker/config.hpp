@@ -3,11 +3,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/link/codec.hpp"
+#include "worker/broker/redis_url.hpp"
 
 namespace fg::worker {
 
@@ -30,6 +33,11 @@ struct worker_config {
   std::chrono::milliseconds slow_delay{50};  // what /slow sleeps per message
   std::string log_level = "info";
   link_options link{};
+  // The broker: Redis when set (--redis), otherwise the gateway hub (one
+  // gateway's workers only).
+  std::optional<redis_endpoint> redis;
+  std::string channel_prefix = "framegate:";  // Redis channels: <prefix>room:<R>
+  std::size_t redis_buffer = 10000;           // publishes kept while Redis is unreachable
 };
 
 // Parses argv (and the environment). On --help prints usage and exits 0;

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <memory>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -10,6 +11,7 @@
 #include "common/logging.hpp"
 #include "worker/apps/builtin.hpp"
 #include "worker/broker/gateway_hub_broker.hpp"
+#include "worker/broker/redis_broker.hpp"
 #include "worker/config.hpp"
 #include "worker/runtime/app_registry.hpp"
 #include "worker/runtime/worker_runtime.hpp"
@@ -25,27 +27,53 @@ int main(int argc, char** argv) {
 
     boost::asio::io_context io(1);
     fg::worker::worker_runtime runtime(io, config, apps, log);
-    fg::worker::gateway_hub_broker hub(runtime, [&runtime](std::string_view room, std::string_view payload) {
+    auto deliver = [&runtime](std::string_view room, std::string_view payload) {
       runtime.core().deliver_room_message(room, payload);
-    });
-    runtime.set_broker(hub, &hub);
+    };
+    // With Redis the gateway hub is not used at all (no listener for link 0).
+    fg::worker::gateway_hub_broker hub(runtime, deliver);
+    std::unique_ptr<fg::worker::redis_broker> redis;
+    if (config.redis) {
+      fg::worker::redis_broker_options options;
+      options.channel_prefix = config.channel_prefix;
+      options.buffer = config.redis_buffer;
+      redis = std::make_unique<fg::worker::redis_broker>(io, *config.redis, options, deliver,
+                                                         fg::component_logger("redis"));
+      runtime.set_broker(*redis, nullptr);
+      log->info("rooms through Redis at {} (channels {}room:<R>)", config.redis->describe(), config.channel_prefix);
+    } else {
+      runtime.set_broker(hub, &hub);
+    }
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int signo) {
       if (ec) return;
       log->info("signal {}: closing the links", signo);
       runtime.stop();
+      if (redis) redis->stop();
     });
     // A gateway that vanishes mid-write must not kill us with SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
 
+    if (redis) redis->start();
     runtime.start();
     io.run();
 
     const auto& s = runtime.core().stats();
-    const auto& b = hub.stats();
-    log->info("exiting: {} connections, {} messages in, {} sends out, {} app errors, {} publishes ({} dropped)",
-              s.connections_opened, s.messages_in, s.sends_out, s.app_errors, b.publishes, b.publishes_dropped);
+    log->info("exiting: {} connections, {} messages in, {} sends out, {} app errors", s.connections_opened,
+              s.messages_in, s.sends_out, s.app_errors);
+    if (redis) {
+      redis->stop();  // counts what an outage left unsent
+      const auto r = redis->stats();
+      log->info(
+          "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} reconnects={} "
+          "resubscribes={} duplicates={} foreign={}",
+          r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.reconnects, r.resubscribes,
+          r.duplicates, r.foreign);
+    } else {
+      const auto& b = hub.stats();
+      log->info("hub broker: {} publishes ({} dropped), {} deliveries", b.publishes, b.publishes_dropped, b.deliveries);
+    }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "framegate-worker: %s\n", e.what());

@@ -100,6 +100,11 @@ void dispatcher::on_envelope(std::uint32_t link, const pb::Envelope& e) {
     case pb::Envelope::kBrokerDeliver:
       if (hub_ != nullptr) hub_->on_hub_deliver(e.broker_deliver().room(), e.broker_deliver().payload());
       break;
+    case pb::Envelope::kBrokerPublish:
+      // The gateway asks us to publish (its HTTP publish API): through our
+      // broker, like an app would; the hub broker relays it back to the hub.
+      if (broker_ != nullptr) broker_->publish(e.broker_publish().room(), e.broker_publish().payload());
+      break;
     case pb::Envelope::kPong: break;  // we send no pings yet; harmless
     default:
       // A gateway never sends these to a worker; ignoring keeps the link

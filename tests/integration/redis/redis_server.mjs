@@ -1,0 +1,68 @@
+// A throwaway redis-server for the cluster tests: 127.0.0.1 on a free port,
+// no persistence, stopped (or crashed) by PID, restartable on the same port.
+import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+export class RedisServer {
+  static async start() {
+    const r = new RedisServer();
+    r.port = await freePort();
+    await r.restart();
+    return r;
+  }
+
+  get url() { return `redis://127.0.0.1:${this.port}`; }
+
+  // Starts redis-server on this.port and waits until it answers PING.
+  async restart(timeoutMs = 5000) {
+    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '',
+      '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+    this.exited = new Promise((resolve) => this.proc.on('exit', resolve));
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      try { if (this.cli('PING') === 'PONG') return; } catch { /* not up yet */ }
+      await sleep(20);
+    }
+    throw new Error(`redis-server on port ${this.port} did not answer within ${timeoutMs} ms`);
+  }
+
+  cli(...args) {
+    return execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(this.port), ...args],
+      { encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  }
+
+  // { channel: subscribers } from PUBSUB NUMSUB.
+  numsub(...channels) {
+    const lines = this.cli('PUBSUB', 'NUMSUB', ...channels).split('\n');
+    const out = {};
+    for (let i = 0; i + 1 < lines.length; i += 2) out[lines[i]] = Number(lines[i + 1]);
+    return out;
+  }
+
+  async kill(signal = 'SIGKILL') {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    this.proc.kill(signal);
+    await this.exited;
+  }
+}
+
+// Resolves once `fn()` is true; rejects after timeoutMs with `what`.
+export async function until(fn, what, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let last;
+    try { if (await fn()) return; } catch (e) { last = e; }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ': ' + last.message : ''}`);
+    await sleep(25);
+  }
+}

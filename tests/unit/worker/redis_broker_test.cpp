@@ -1,0 +1,253 @@
+// The Redis broker against a real redis-server started by the test (free
+// port on 127.0.0.1, stopped by PID): exactly-once delivery, coalesced
+// subscriptions, pipelined publishes, and the outage rules (local delivery,
+// bounded buffer, resubscribe, no duplicates after the reconnect).
+#include "worker/broker/redis_broker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/logging.hpp"
+#include "tests/unit/worker/redis_server.hpp"
+#include "worker/broker/redis_url.hpp"
+
+namespace {
+
+using namespace fg::worker;
+using namespace std::chrono_literals;
+
+struct worker_under_test {
+  std::vector<std::string> got;  // "room payload"
+  std::unique_ptr<redis_broker> broker;
+};
+
+class RedisBroker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fg::test::redis_server::installed()) GTEST_SKIP() << "redis-server is not installed";
+    ASSERT_TRUE(server_.start());
+  }
+  void TearDown() override {
+    for (auto& w : workers_) w->broker->stop();
+  }
+
+  worker_under_test& add_worker(std::size_t buffer = 10000) {
+    auto w = std::make_unique<worker_under_test>();
+    redis_broker_options o;
+    o.buffer = buffer;
+    // Fast reconnects keep the test short; the rules are the same.
+    o.connection.backoff_min = 20ms;
+    o.connection.backoff_max = 200ms;
+    auto* raw = w.get();
+    w->broker = std::make_unique<redis_broker>(
+        io_, parse_redis_url(server_.url()), o,
+        [raw](std::string_view room, std::string_view payload) {
+          raw->got.push_back(std::string(room) + " " + std::string(payload));
+        },
+        fg::component_logger("redis-test"));
+    w->broker->start();
+    workers_.push_back(std::move(w));
+    return *workers_.back();
+  }
+
+  // Runs the loop until `done` or the deadline; false on timeout.
+  bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      io_.restart();
+      io_.run_for(5ms);
+    }
+    return true;
+  }
+  void run_for(std::chrono::milliseconds d) {
+    run_until([] { return false; }, d);
+  }
+
+  std::string numsub(const std::string& channel) {
+    const std::string r = server_.command({"PUBSUB", "NUMSUB", channel});
+    return r.substr(r.rfind(' ') + 1);
+  }
+
+  fg::test::redis_server server_;
+  boost::asio::io_context io_;
+  std::vector<std::unique_ptr<worker_under_test>> workers_;
+};
+
+TEST_F(RedisBroker, APublishReachesEveryWorkerOncePublisherIncluded) {
+  auto& a = add_worker();
+  auto& b = add_worker();
+  auto& c = add_worker();
+  a.broker->subscribe("R");
+  b.broker->subscribe("R");
+  c.broker->subscribe("S");
+  ASSERT_TRUE(run_until([&] {
+    return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R") && c.broker->confirmed("S");
+  }));
+  EXPECT_EQ(numsub("framegate:room:R"), "2");
+
+  a.broker->publish("R", "hello");
+  EXPECT_TRUE(a.got.empty()) << "with Redis up, the publisher's worker waits for its own copy";
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 1; }));
+  run_for(300ms);
+  EXPECT_EQ(a.got, (std::vector<std::string>{"R hello"}));
+  EXPECT_EQ(b.got, (std::vector<std::string>{"R hello"}));
+  EXPECT_TRUE(c.got.empty());
+  EXPECT_EQ(a.broker->stats().delivered_locally, 0u);
+}
+
+TEST_F(RedisBroker, SubscriptionChangesOfOneTurnAreOneCommand) {
+  auto& a = add_worker();
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing(); }));
+  const auto subs_before = server_.calls("subscribe");
+  for (int i = 0; i < 20; ++i) a.broker->subscribe("r" + std::to_string(i));
+  a.broker->subscribe("gone");
+  a.broker->unsubscribe("gone");  // joined and left within the turn: nothing to send
+  ASSERT_TRUE(run_until([&] { return a.broker->confirmed("r0") && a.broker->confirmed("r19"); }));
+  EXPECT_EQ(server_.calls("subscribe") - subs_before, 1u);
+  EXPECT_EQ(numsub("framegate:room:r7"), "1");
+  EXPECT_EQ(numsub("framegate:room:gone"), "0");
+
+  for (int i = 0; i < 20; ++i) a.broker->unsubscribe("r" + std::to_string(i));
+  ASSERT_TRUE(run_until([&] { return numsub("framegate:room:r0") == "0" && numsub("framegate:room:r19") == "0"; }));
+  EXPECT_EQ(server_.calls("unsubscribe"), 1u);
+  EXPECT_EQ(a.broker->stats().subscribe_commands, 1u);
+  EXPECT_EQ(a.broker->stats().unsubscribe_commands, 1u);
+}
+
+TEST_F(RedisBroker, PublishesOfOneTurnLeaveInOneWrite) {
+  auto& a = add_worker();
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing(); }));
+  const auto writes_before = a.broker->publish_io().write_events;
+  for (int i = 0; i < 200; ++i) a.broker->publish("R", "m" + std::to_string(i));
+  ASSERT_TRUE(run_until([&] { return a.broker->outbox_size() == 0; }));
+  EXPECT_EQ(server_.calls("publish"), 200u);
+  EXPECT_LE(a.broker->publish_io().write_events - writes_before, 2u) << "publishes were not pipelined";
+}
+
+TEST_F(RedisBroker, JoinAndPublishInOneTurnIsDeliveredOnce) {
+  auto& a = add_worker();
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing(); }));
+  a.broker->subscribe("R");
+  a.broker->publish("R", "first");  // the SUBSCRIBE is not acknowledged yet
+  EXPECT_EQ(a.got, (std::vector<std::string>{"R first"})) << "delivered locally at once";
+  run_for(300ms);
+  EXPECT_EQ(a.got.size(), 1u) << "and its copy from Redis skipped";
+}
+
+TEST_F(RedisBroker, OutageDeliversLocallyThenResendsWithoutDuplicates) {
+  auto& a = add_worker();
+  auto& b = add_worker();
+  a.broker->subscribe("R");
+  b.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+
+  server_.kill();
+  ASSERT_TRUE(run_until([&] { return !a.broker->flowing() && !b.broker->confirmed("R"); }));
+  for (int i = 1; i <= 5; ++i) a.broker->publish("R", std::to_string(i));
+  EXPECT_EQ(a.got.size(), 5u) << "local members keep receiving during the outage";
+  EXPECT_TRUE(b.got.empty());
+
+  ASSERT_TRUE(server_.start());
+  ASSERT_TRUE(run_until([&] { return b.got.size() == 5; }, 10000ms));
+  run_for(500ms);
+  const std::vector<std::string> want{"R 1", "R 2", "R 3", "R 4", "R 5"};
+  EXPECT_EQ(a.got, want) << "the copies coming back must not be delivered again";
+  EXPECT_EQ(b.got, want);
+  EXPECT_EQ(numsub("framegate:room:R"), "2") << "both resubscribed";
+
+  const auto s = a.broker->stats();
+  EXPECT_EQ(s.published, 5u);
+  EXPECT_EQ(s.buffered, 5u);
+  EXPECT_EQ(s.dropped, 0u);
+  EXPECT_EQ(s.delivered_locally, 5u);
+  EXPECT_GE(s.reconnects, 2u);
+  EXPECT_EQ(s.resubscribes, 1u);
+  EXPECT_EQ(b.broker->stats().resubscribes, 1u);
+
+  // Back to normal: through Redis again, once each.
+  a.broker->publish("R", "6");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 6 && b.got.size() == 6; }));
+  EXPECT_EQ(a.broker->stats().delivered_locally, 5u);
+}
+
+TEST_F(RedisBroker, ABufferOverflowDropsTheOldestAndCountsThem) {
+  auto& a = add_worker(3);
+  auto& b = add_worker(3);
+  a.broker->subscribe("R");
+  b.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  server_.kill();
+  ASSERT_TRUE(run_until([&] { return !a.broker->flowing(); }));
+  for (int i = 1; i <= 10; ++i) a.broker->publish("R", std::to_string(i));
+  EXPECT_EQ(a.got.size(), 10u);
+  EXPECT_EQ(a.broker->outbox_size(), 3u);
+  ASSERT_TRUE(server_.start());
+  ASSERT_TRUE(run_until([&] { return b.got.size() == 3; }, 10000ms));
+  run_for(300ms);
+  EXPECT_EQ(b.got, (std::vector<std::string>{"R 8", "R 9", "R 10"}));
+  EXPECT_EQ(a.got.size(), 10u);
+  EXPECT_EQ(a.broker->stats().dropped, 7u);
+}
+
+TEST_F(RedisBroker, ALostSubscriptionIsRepaired) {
+  auto& a = add_worker();
+  auto& b = add_worker();
+  a.broker->subscribe("R");
+  b.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  // Redis drops every subscriber (as on client-output-buffer-limit).
+  EXPECT_EQ(server_.command({"CLIENT", "KILL", "TYPE", "pubsub"}), "2");
+  ASSERT_TRUE(run_until([&] { return !b.broker->confirmed("R"); }));
+  ASSERT_TRUE(run_until([&] { return a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  a.broker->publish("R", "after");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 1; }));
+  run_for(200ms);
+  EXPECT_EQ(a.got.size(), 1u);
+  EXPECT_EQ(b.got, (std::vector<std::string>{"R after"}));
+}
+
+TEST_F(RedisBroker, ForeignMessagesAreDeliveredAsTheyAre) {
+  auto& a = add_worker();
+  a.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return a.broker->confirmed("R"); }));
+  EXPECT_EQ(server_.command({"PUBLISH", "framegate:room:R", "{\"room\":\"R\",\"data\":0}"}), "1");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1; }));
+  EXPECT_EQ(a.got[0], "R {\"room\":\"R\",\"data\":0}");
+  EXPECT_EQ(a.broker->stats().foreign, 1u);
+}
+
+TEST_F(RedisBroker, AuthAndSelectWhenConfigured) {
+  server_.kill();
+  ASSERT_TRUE(server_.start({"--requirepass", "pw"}));
+  redis_broker_options o;
+  o.connection.backoff_min = 20ms;
+  o.connection.backoff_max = 200ms;
+  std::vector<std::string> got;
+  auto ep = parse_redis_url("redis://:pw@127.0.0.1:" + std::to_string(server_.port()) + "/2");
+  redis_broker good(
+      io_, ep, o, [&](std::string_view, std::string_view p) { got.emplace_back(p); },
+      fg::component_logger("redis-test"));
+  ep.password = "wrong";
+  redis_broker bad(
+      io_, ep, o, [](std::string_view, std::string_view) {}, fg::component_logger("redis-test"));
+  good.start();
+  bad.start();
+  good.subscribe("R");
+  ASSERT_TRUE(run_until([&] { return good.flowing() && good.confirmed("R"); }));
+  good.publish("R", "x");
+  ASSERT_TRUE(run_until([&] { return got.size() == 1; }));
+  run_for(200ms);
+  EXPECT_FALSE(bad.flowing()) << "a wrong password never counts as connected";
+  bad.publish("R", "y");
+  EXPECT_EQ(got.size(), 1u);
+  good.stop();
+  bad.stop();
+}
+
+}  // namespace

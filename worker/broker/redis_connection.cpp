@@ -1,0 +1,194 @@
+#include "worker/broker/redis_connection.hpp"
+
+#include <string>
+#include <utility>
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+namespace fg::worker {
+
+namespace asio = boost::asio;
+
+redis_connection::redis_connection(asio::io_context& io, redis_endpoint endpoint, std::string name,
+                                   const redis_connection_options& options, listener& l,
+                                   std::shared_ptr<spdlog::logger> log, std::uint64_t seed)
+    : io_(io),
+      endpoint_(std::move(endpoint)),
+      name_(std::move(name)),
+      options_(options),
+      listener_(l),
+      log_(std::move(log)),
+      backoff_(options.backoff_min, options.backoff_max, seed),
+      timer_(io) {}
+
+redis_connection::~redis_connection() { stop(); }
+
+void redis_connection::start() {
+  if (state_ != state::idle) return;
+  connect();
+}
+
+void redis_connection::stop() {
+  if (state_ == state::stopped) return;
+  state_ = state::stopped;
+  ++attempt_;
+  timer_.cancel();
+  if (ctx_ != nullptr) {
+    // Pending callbacks run with null replies; on_disconnect_cb sees `stopped`.
+    redisAsyncContext* c = std::exchange(ctx_, nullptr);
+    redisAsyncFree(c);
+  }
+}
+
+void redis_connection::connect() {
+  state_ = state::connecting;
+  const std::uint64_t attempt = ++attempt_;
+  // Note: a host name is resolved here, synchronously (hiredis).
+  ctx_ = endpoint_.is_unix() ? redisAsyncConnectUnix(endpoint_.unix_path.c_str())
+                             : redisAsyncConnect(endpoint_.host.c_str(), endpoint_.port);
+  if (ctx_ == nullptr) {
+    handle_down("out of memory");
+    return;
+  }
+  if (ctx_->err != 0) {
+    const std::string why = ctx_->errstr;
+    redisAsyncFree(std::exchange(ctx_, nullptr));
+    handle_down(why);
+    return;
+  }
+  ctx_->data = this;
+  if (!attach_redis_to_asio(io_, ctx_, io_stats_)) {
+    redisAsyncFree(std::exchange(ctx_, nullptr));
+    handle_down("no socket to watch");
+    return;
+  }
+  redisAsyncSetDisconnectCallback(ctx_, on_disconnect_cb);
+  // Arms the first write wait: that is how hiredis learns the connect result.
+  redisAsyncSetConnectCallback(ctx_, on_connect_cb);
+
+  timer_.expires_after(options_.connect_timeout);
+  timer_.async_wait([this, attempt](const boost::system::error_code& ec) {
+    if (ec || attempt != attempt_) return;
+    if (state_ == state::connecting || state_ == state::setting_up) abort("timed out connecting");
+  });
+}
+
+void redis_connection::abort(std::string_view why) {
+  if (ctx_ == nullptr) return;
+  redisAsyncContext* c = std::exchange(ctx_, nullptr);
+  const bool connected = (c->c.flags & REDIS_CONNECTED) != 0;
+  abort_reason_ = std::string(why);
+  // Connected: hiredis calls on_disconnect_cb (now, or after the callback
+  // we may be in returns), which reports. Not connected: it never will.
+  redisAsyncFree(c);
+  if (!connected) handle_down(why);
+}
+
+void redis_connection::on_connect_cb(const redisAsyncContext* ac, int status) {
+  auto* self = static_cast<redis_connection*>(ac->data);
+  if (self == nullptr || self->ctx_ != ac) return;
+  if (status != REDIS_OK) {
+    // hiredis frees the context when we return.
+    self->ctx_ = nullptr;
+    self->handle_down(ac->errstr[0] != '\0' ? ac->errstr : "connect failed");
+    return;
+  }
+  // A Redis behind a dead network sends no FIN: keepalive notices it.
+  if (!self->endpoint_.is_unix()) redisEnableKeepAlive(&self->ctx_->c);
+  self->state_ = state::setting_up;
+  self->send_setup();
+}
+
+void redis_connection::on_disconnect_cb(const redisAsyncContext* ac, int) {
+  auto* self = static_cast<redis_connection*>(ac->data);
+  if (self == nullptr) return;
+  if (self->ctx_ == ac) self->ctx_ = nullptr;
+  std::string why = std::exchange(self->abort_reason_, std::string());
+  if (why.empty()) why = ac->err != 0 ? std::string(ac->errstr) : std::string("closed by the server");
+  self->handle_down(why);
+}
+
+void redis_connection::send_setup() {
+  setup_pending_ = 0;
+  if (!endpoint_.password.empty()) {
+    const char* argv[3];
+    std::size_t len[3];
+    int argc = 0;
+    argv[argc] = "AUTH";
+    len[argc++] = 4;
+    if (!endpoint_.user.empty()) {
+      argv[argc] = endpoint_.user.data();
+      len[argc++] = endpoint_.user.size();
+    }
+    argv[argc] = endpoint_.password.data();
+    len[argc++] = endpoint_.password.size();
+    if (redisAsyncCommandArgv(ctx_, on_setup_reply, this, argc, argv, len) == REDIS_OK) ++setup_pending_;
+  }
+  if (endpoint_.db != 0) {
+    const std::string db = std::to_string(endpoint_.db);
+    const char* argv[2] = {"SELECT", db.c_str()};
+    const std::size_t len[2] = {6, db.size()};
+    if (redisAsyncCommandArgv(ctx_, on_setup_reply, this, 2, argv, len) == REDIS_OK) ++setup_pending_;
+  }
+  if (setup_pending_ == 0) become_ready();
+}
+
+void redis_connection::on_setup_reply(redisAsyncContext*, void* reply, void* privdata) {
+  auto* self = static_cast<redis_connection*>(privdata);
+  if (reply == nullptr || self->state_ != state::setting_up) return;  // the context is going away
+  const auto* r = static_cast<const redisReply*>(reply);
+  if (r->type == REDIS_REPLY_ERROR) {
+    const std::string why = "AUTH/SELECT refused: " + std::string(r->str, r->len);
+    // A wrong password or db will not fix itself: say so loudly, every time.
+    self->log_->error("redis {}: {}", self->name_, why);
+    self->abort(why);
+    return;
+  }
+  if (--self->setup_pending_ == 0) self->become_ready();
+}
+
+void redis_connection::become_ready() {
+  state_ = state::ready;
+  ++attempt_;  // disarms the connect deadline
+  timer_.cancel();
+  last_wait_ = std::exchange(next_wait_, std::chrono::milliseconds{0});
+  if (ever_ready_) ++reconnects_;
+  log_->info("redis {}: {} {}", name_, ever_ready_ ? "reconnected to" : "connected to", endpoint_.describe());
+  ever_ready_ = true;
+  failing_logged_ = false;
+  backoff_.reset();
+  listener_.on_ready(*this);
+}
+
+void redis_connection::handle_down(std::string_view why) {
+  if (state_ == state::stopped) return;
+  const bool was_ready = state_ == state::ready;
+  ctx_ = nullptr;
+  ++attempt_;
+  state_ = state::waiting;
+  if (was_ready) {
+    log_->warn("redis {}: connection lost ({}); reconnecting", name_, why);
+    failing_logged_ = true;
+  } else if (!failing_logged_) {
+    log_->warn("redis {}: cannot connect to {} ({}); retrying every {}..{} ms", name_, endpoint_.describe(), why,
+               options_.backoff_min.count(), options_.backoff_max.count());
+    failing_logged_ = true;
+  } else {
+    log_->debug("redis {}: attempt failed ({})", name_, why);
+  }
+  schedule_retry();
+  if (was_ready) listener_.on_down(*this, why);
+}
+
+void redis_connection::schedule_retry() {
+  next_wait_ = backoff_.next();
+  const std::uint64_t attempt = attempt_;
+  timer_.expires_after(next_wait_);
+  timer_.async_wait([this, attempt](const boost::system::error_code& ec) {
+    if (ec || attempt != attempt_ || state_ != state::waiting) return;
+    connect();
+  });
+}
+
+}  // namespace fg::worker

@@ -1,0 +1,109 @@
+// One hiredis async connection that keeps itself up: connects (TCP or Unix
+// socket), sends AUTH and SELECT when configured and waits for their
+// answers, then reports ready. A failed attempt, a lost connection or a
+// setup that does not finish within connect_timeout leads to a new attempt
+// after an exponential backoff with jitter (backoff.hpp).
+//
+// The owner issues commands on context() while ready() and hears of state
+// changes through a listener: on_ready once per established connection,
+// on_down once per loss of a connection that was ready. Pending reply
+// callbacks of a lost connection run with a null reply (hiredis) before
+// on_down; owners ignore null replies.
+//
+// Single-threaded: everything runs on the io_context it was given.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "worker/broker/redis_asio_adapter.hpp"
+#include "worker/broker/redis_url.hpp"
+#include "worker/runtime/backoff.hpp"
+
+struct redisAsyncContext;
+
+namespace fg::worker {
+
+struct redis_connection_options {
+  std::chrono::milliseconds backoff_min{100};
+  std::chrono::milliseconds backoff_max{5000};
+  std::chrono::milliseconds connect_timeout{3000};  // connect + AUTH + SELECT
+};
+
+class redis_connection {
+ public:
+  class listener {
+   public:
+    virtual ~listener() = default;
+    virtual void on_ready(redis_connection& c) = 0;
+    virtual void on_down(redis_connection& c, std::string_view why) = 0;
+  };
+
+  redis_connection(boost::asio::io_context& io, redis_endpoint endpoint, std::string name,
+                   const redis_connection_options& options, listener& l, std::shared_ptr<spdlog::logger> log,
+                   std::uint64_t seed);
+  // Frees the context; the listener hears nothing more.
+  ~redis_connection();
+  redis_connection(const redis_connection&) = delete;
+  redis_connection& operator=(const redis_connection&) = delete;
+
+  void start();
+  void stop();
+
+  [[nodiscard]] bool ready() const noexcept { return state_ == state::ready; }
+  // Non-null while ready().
+  [[nodiscard]] redisAsyncContext* context() const noexcept { return ready() ? ctx_ : nullptr; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  // The wait before the attempt that made the current connection (zero
+  // when the first attempt worked): how far the reconnect schedules of
+  // workers that lost Redis together may be apart.
+  [[nodiscard]] std::chrono::milliseconds last_wait() const noexcept { return last_wait_; }
+  [[nodiscard]] std::uint64_t reconnects() const noexcept { return reconnects_; }
+  [[nodiscard]] const redis_io_stats& io_stats() const noexcept { return io_stats_; }
+
+  // Tears the current connection down (as if it failed) and reconnects.
+  void abort(std::string_view why);
+
+ private:
+  enum class state { idle, connecting, setting_up, ready, waiting, stopped };
+
+  void connect();
+  void schedule_retry();
+  // The context is gone (or never came up): report, then retry.
+  void handle_down(std::string_view why);
+  void send_setup();
+  void become_ready();
+
+  static void on_connect_cb(const redisAsyncContext* ac, int status);
+  static void on_disconnect_cb(const redisAsyncContext* ac, int status);
+  static void on_setup_reply(redisAsyncContext* ac, void* reply, void* privdata);
+
+  boost::asio::io_context& io_;
+  redis_endpoint endpoint_;
+  std::string name_;
+  redis_connection_options options_;
+  listener& listener_;
+  std::shared_ptr<spdlog::logger> log_;
+  backoff backoff_;
+  boost::asio::steady_timer timer_;  // retry delay, or the connect/setup deadline
+
+  redisAsyncContext* ctx_ = nullptr;
+  state state_ = state::idle;
+  unsigned setup_pending_ = 0;
+  std::string abort_reason_;   // why abort() tore the connection down, for on_disconnect_cb
+  std::uint64_t attempt_ = 0;  // invalidates the deadline of an older attempt
+  bool ever_ready_ = false;
+  bool failing_logged_ = false;  // one warning per outage, not one per attempt
+  std::chrono::milliseconds last_wait_{0}, next_wait_{0};
+  std::uint64_t reconnects_ = 0;
+  redis_io_stats io_stats_;
+};
+
+}  // namespace fg::worker

@@ -1,0 +1,44 @@
+// What the Redis broker puts in a PUBLISH: the app's payload behind a
+// fixed 38-byte text header naming the publishing worker and its sequence.
+//
+//   offset 0   "fg1 "              magic and format version
+//   offset 4   16 lower-case hex   origin: random per worker process
+//   offset 20  ' '
+//   offset 21  16 lower-case hex   seq: per origin, +1 per publish, from 1
+//   offset 37  '\n'
+//   offset 38  payload             the exact bytes every member receives
+//
+// Channel: <prefix>room:<room>, e.g. "framegate:room:lobby".
+//
+// The header lets receivers drop the copy of a publish that is sent again
+// after a reconnect (seq not above the last one seen from that origin: one
+// publish connection per origin keeps its seqs in order in Redis), and lets
+// the origin skip what it already delivered locally during an outage.
+// A message without this header (another publisher, redis-cli) is
+// delivered as it is.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fg::worker {
+
+inline constexpr std::size_t redis_envelope_header_bytes = 38;
+
+struct redis_envelope {
+  std::uint64_t origin = 0;
+  std::uint64_t seq = 0;
+  std::string_view payload;  // points into the parsed bytes
+};
+
+// Header then payload, ready for PUBLISH.
+std::string encode_redis_envelope(std::uint64_t origin, std::uint64_t seq, std::string_view payload);
+
+// The envelope in `bytes`, or nullopt when they do not start with a valid
+// header (a foreign message).
+std::optional<redis_envelope> parse_redis_envelope(std::string_view bytes) noexcept;
+
+}  // namespace fg::worker

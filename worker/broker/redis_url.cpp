@@ -1,0 +1,157 @@
+#include "worker/broker/redis_url.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace fg::worker {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& why) { throw std::invalid_argument("--redis: " + why); }
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view s, const char* what) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);
+      continue;
+    }
+    const int hi = i + 1 < s.size() ? hex_digit(s[i + 1]) : -1;
+    const int lo = i + 2 < s.size() ? hex_digit(s[i + 2]) : -1;
+    if (hi < 0 || lo < 0) bad(std::string("bad percent-encoding in the ") + what);
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+template <class Int>
+Int parse_number(std::string_view s, Int max, const std::string& what) {
+  Int v{};
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || s.front() == '-' || ec != std::errc{} || end != s.data() + s.size() || v > max)
+    bad(what + " '" + std::string(s) + "' is not a number from 0 to " + std::to_string(max));
+  return v;
+}
+
+int parse_db(std::string_view s) { return parse_number<int>(s, 1'000'000, "db"); }
+
+// "[user]:password" (or "password"-less "user", which Redis cannot use).
+void parse_userinfo(std::string_view info, redis_endpoint& ep) {
+  const auto colon = info.find(':');
+  if (colon == std::string_view::npos)
+    bad("credentials need a password: use redis://:PASSWORD@host or redis://USER:PASSWORD@host");
+  ep.user = percent_decode(info.substr(0, colon), "user");
+  ep.password = percent_decode(info.substr(colon + 1), "password");
+  if (ep.password.empty()) bad("empty password after ':' (omit the credentials for no AUTH)");
+}
+
+redis_endpoint parse_tcp(std::string_view rest) {
+  redis_endpoint ep;
+  // The authority ends at the first '/' (db), '?' or '#'; the password may
+  // hold none of those unencoded, but may hold '@': the last '@' counts.
+  const auto path_at = rest.find_first_of("/?#", rest.rfind('@') == std::string_view::npos ? 0 : rest.rfind('@'));
+  std::string_view authority = rest.substr(0, path_at);
+  std::string_view path = path_at == std::string_view::npos ? std::string_view{} : rest.substr(path_at);
+
+  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
+    parse_userinfo(authority.substr(0, at), ep);
+    authority = authority.substr(at + 1);
+  }
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) bad("unterminated '[' in the host");
+    ep.host = std::string(authority.substr(1, close - 1));
+    const auto after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') bad("expected ':port' after ']'");
+      port = after.substr(1);
+      if (port.empty()) bad("empty port");
+    }
+  } else {
+    const auto colon = authority.rfind(':');
+    if (colon != std::string_view::npos) {
+      port = authority.substr(colon + 1);
+      authority = authority.substr(0, colon);
+      if (port.empty()) bad("empty port");
+    }
+    ep.host = std::string(authority);
+  }
+  if (ep.host.empty()) bad("no host (expected redis://host:port)");
+  if (!port.empty()) {
+    ep.port = parse_number<std::uint16_t>(port, 65535, "port");
+    if (ep.port == 0) bad("port 0 is not a port");
+  }
+
+  if (!path.empty()) {
+    if (path.front() != '/')
+      bad("unexpected '" + std::string(path) + "' after the host (query strings are for unix://)");
+    const auto db = path.substr(1);
+    if (!db.empty()) ep.db = parse_db(db);
+  }
+  return ep;
+}
+
+redis_endpoint parse_unix(std::string_view rest) {
+  redis_endpoint ep;
+  // unix:///path: the authority is empty, the path absolute.
+  if (rest.empty() || rest.front() != '/') bad("expected unix:///absolute/path");
+  const auto q = rest.find('?');
+  ep.unix_path = std::string(rest.substr(0, q));
+  if (ep.unix_path.size() < 2) bad("empty socket path");
+  if (q == std::string_view::npos) return ep;
+  std::string_view query = rest.substr(q + 1);
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const auto eq = item.find('=');
+    const auto key = item.substr(0, eq);
+    const auto value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    if (key == "db") {
+      ep.db = parse_db(value);
+    } else if (key == "user") {
+      ep.user = percent_decode(value, "user");
+    } else if (key == "password") {
+      ep.password = percent_decode(value, "password");
+    } else {
+      bad("unknown parameter '" + std::string(key) + "' (known: db, user, password)");
+    }
+  }
+  if (!ep.user.empty() && ep.password.empty()) bad("user given without a password");
+  return ep;
+}
+
+}  // namespace
+
+std::string redis_endpoint::describe() const {
+  std::string out = is_unix() ? "unix://" + unix_path
+                              : "redis://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                                    std::to_string(port);
+  if (db != 0) out += (is_unix() ? "?db=" : "/") + std::to_string(db);
+  if (!password.empty()) out += " (with AUTH" + (user.empty() ? std::string() : " as " + user) + ")";
+  return out;
+}
+
+redis_endpoint parse_redis_url(std::string_view url) {
+  constexpr std::string_view tcp = "redis://", unix_scheme = "unix://";
+  if (url.empty()) bad("empty URL");
+  if (url.starts_with("rediss://")) bad("TLS (rediss://) is not supported");
+  if (url.starts_with(tcp)) return parse_tcp(url.substr(tcp.size()));
+  if (url.starts_with(unix_scheme)) return parse_unix(url.substr(unix_scheme.size()));
+  const auto scheme_end = url.find("://");
+  if (scheme_end != std::string_view::npos)
+    bad("unsupported scheme '" + std::string(url.substr(0, scheme_end)) + "' (use redis:// or unix://)");
+  bad("expected redis://host:port or unix:///path");
+}
+
+}  // namespace fg::worker
