@@ -20,9 +20,9 @@
 namespace fg::supervisor {
 
 struct child_spec {
-  std::string name;               // "gateway", "w1": prefix of relayed lines and log messages
-  std::string program;            // a path, or a bare name looked up in PATH
-  std::vector<std::string> args;  // after argv[0]
+  std::string name;                                      // "gateway", "w1": prefix of relayed lines and log messages
+  std::string program;                                   // a path, or a bare name looked up in PATH
+  std::vector<std::string> args;                         // after argv[0]
   std::vector<std::pair<std::string, std::string>> env;  // set on top of the supervisor's environment
 };
 

@@ -2,6 +2,8 @@
 
 #include <csignal>
 
+#include <unistd.h>
+
 #include "common/logging.hpp"
 #include "supervisor/exit_status.hpp"
 
@@ -12,6 +14,11 @@ namespace {
 // What the gateway prints once it accepts clients (and, we rely on it, once its
 // link socket exists, so workers started after it can connect at once).
 const std::regex gateway_ready_line{R"(listening on (\S+):(\d+))"};
+
+// What redis-server logs once it accepts connections: "Ready to accept
+// connections" (TCP) or "The server is now ready to accept connections at
+// PATH" (Unix socket only, as here).
+const std::regex redis_ready_line{R"([Rr]eady to accept connections)"};
 
 // Output still in the pipes of stopped children is worth waiting for, briefly.
 constexpr std::chrono::seconds drain_bound{2};
@@ -36,13 +43,31 @@ cluster::cluster(boost::asio::io_context& io, const supervisor_options& opts, st
       stop_signals_(io, SIGINT, SIGTERM, SIGHUP),
       child_signals_(io, SIGCHLD),
       start_timer_(io),
-      drain_timer_(io) {}
+      drain_timer_(io) {
+  if (opts.private_redis()) {
+    redis_socket_ = link_dir_ + "/redis.sock";
+    redis_url_ = "unix://" + redis_socket_;
+  } else if (!opts.no_redis) {
+    redis_url_ = opts.redis;
+  }
+}
 
 std::vector<std::pair<std::string, std::string>> cluster::child_env() const {
   std::vector<std::pair<std::string, std::string>> env;
   for (const auto& [name, value] : opts_.passthrough) env.emplace_back(env_name_for(name), value);
   env.emplace_back("FRAMEGATE_LOG_LEVEL", opts_.log_level);
+  if (!redis_url_.empty()) env.emplace_back("FRAMEGATE_REDIS", redis_url_);
   return env;
+}
+
+// Private to this cluster: no TCP port, a socket only our user can open, and
+// nothing written to disk (the run directory is removed at exit anyway).
+child_spec cluster::redis_spec() const {
+  return {"redis",
+          opts_.redis_server_bin,
+          {"--port", "0", "--unixsocket", redis_socket_, "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
+           "--dir", link_dir_},
+          {}};
 }
 
 child_spec cluster::gateway_spec() const {
@@ -68,15 +93,29 @@ void cluster::start() {
   // Both handlers are installed before the first spawn, so no exit goes unseen.
   wait_for_signals();
   wait_for_child_exits();
-  logger()->info("starting gateway ({}) on {}, link directory {}", opts_.gateway_bin, opts_.listen, link_dir_);
-  gateway_ = std::make_unique<supervised_child>(io_, gateway_spec(), gateway_ready_line, child_events());
-  gateway_->start();
   start_timer_.expires_after(opts_.start_timeout());
   start_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || phase_ != phase::starting) return;
-    logger()->error("the gateway did not print 'listening on HOST:PORT' within {} s", opts_.start_timeout_s);
+    if (!gateway_)
+      logger()->error("redis-server was not ready to accept connections within {} s", opts_.start_timeout_s);
+    else
+      logger()->error("the gateway did not print 'listening on HOST:PORT' within {} s", opts_.start_timeout_s);
     begin_stop(1);
   });
+  if (redis_socket_.empty()) {
+    start_gateway();
+    return;
+  }
+  logger()->info("starting a private redis-server ({}) on {}", opts_.redis_server_bin, redis_socket_);
+  redis_ = std::make_unique<supervised_child>(io_, redis_spec(), redis_ready_line, child_events());
+  redis_->start();
+}
+
+void cluster::start_gateway() {
+  logger()->info("starting gateway ({}) on {}, link directory {}{}", opts_.gateway_bin, opts_.listen, link_dir_,
+                 redis_url_.empty() ? std::string(", no Redis") : ", Redis " + redis_url_);
+  gateway_ = std::make_unique<supervised_child>(io_, gateway_spec(), gateway_ready_line, child_events());
+  gateway_->start();
 }
 
 void cluster::wait_for_signals() {
@@ -86,8 +125,10 @@ void cluster::wait_for_signals() {
       logger()->warn("{} again: killing every child now", signal_name(sig));
       if (gateway_) gateway_->kill_now();
       for (auto& w : workers_) w->kill_now();
+      if (redis_) redis_->kill_now();
     } else if (phase_ == phase::starting || phase_ == phase::running) {
-      logger()->info("{}: stopping the gateway, then the workers", signal_name(sig));
+      logger()->info("{}: stopping the gateway, then the workers{}", signal_name(sig),
+                     redis_ ? ", then redis-server" : "");
       begin_stop(0);
     }
     wait_for_signals();
@@ -98,6 +139,7 @@ void cluster::wait_for_child_exits() {
   child_signals_.async_wait([this](const boost::system::error_code& ec, int) {
     if (ec) return;
     // Signals coalesce: one SIGCHLD may stand for several exits, so ask every child.
+    if (redis_) redis_->check_exit();
     if (gateway_) gateway_->check_exit();
     for (std::size_t i = 0; i < workers_.size(); ++i) workers_[i]->check_exit();
     wait_for_child_exits();
@@ -105,6 +147,21 @@ void cluster::wait_for_child_exits() {
 }
 
 void cluster::on_ready(supervised_child& child, const std::smatch& match) {
+  if (&child == redis_.get()) {
+    // After a restart the children reconnect by themselves.
+    if (gateway_) {
+      logger()->info("redis-server ready again");
+      return;
+    }
+    logger()->info("redis-server ready on {}", redis_socket_);
+    try {
+      start_gateway();
+    } catch (const std::exception& e) {
+      logger()->error("gateway: {}", e.what());
+      begin_stop(1);
+    }
+    return;
+  }
   if (&child != gateway_.get()) return;
   if (phase_ != phase::starting) {
     logger()->info("gateway listening again on {}:{}", match[1].str(), match[2].str());
@@ -113,7 +170,7 @@ void cluster::on_ready(supervised_child& child, const std::smatch& match) {
   phase_ = phase::running;
   start_timer_.cancel();
   logger()->info("gateway listening on ws://{}:{}/ - starting {} worker(s)", match[1].str(), match[2].str(),
-              opts_.workers);
+                 opts_.workers);
   for (unsigned k = 1; k <= opts_.workers; ++k) {
     workers_.push_back(std::make_unique<supervised_child>(io_, worker_spec(k), std::nullopt, child_events()));
     try {
@@ -133,6 +190,13 @@ void cluster::on_exit(supervised_child& child, int wait_status) {
     begin_stop(is_usage_error(wait_status) ? 2 : 1);
     return;
   }
+  if (phase_ == phase::starting && &child == redis_.get() && !gateway_) {
+    logger()->error(
+        "redis-server exited during start-up: giving up (install redis-server, or use --redis URL or "
+        "--no-redis)");
+    begin_stop(1);
+    return;
+  }
   if (child.runs() == 1 && is_usage_error(wait_status)) {
     logger()->error("{} rejected its configuration (exit status 2): not restarting it", child.name());
     begin_stop(2);
@@ -148,19 +212,35 @@ void cluster::begin_stop(int exit_code) {
   start_timer_.cancel();
   // The gateway goes first: it closes its clients with 1001 while the workers
   // can still answer whatever is in flight.
-  gateway_->stop(opts_.stop_timeout(), [this] { stop_workers(); });
+  if (gateway_)
+    gateway_->stop(opts_.stop_timeout(), [this] { stop_workers(); });
+  else
+    stop_workers();
 }
 
 void cluster::stop_workers() {
   workers_stopping_ = workers_.size();
   if (workers_stopping_ == 0) {
-    drain_output();
+    stop_redis();
     return;
   }
   for (auto& w : workers_)
     w->stop(opts_.stop_timeout(), [this] {
-      if (--workers_stopping_ == 0) drain_output();
+      if (--workers_stopping_ == 0) stop_redis();
     });
+}
+
+void cluster::stop_redis() {
+  if (!redis_) {
+    drain_output();
+    return;
+  }
+  redis_->stop(opts_.stop_timeout(), [this] {
+    // redis-server removes its socket on a clean exit, not after SIGKILL;
+    // a --link-dir the user made outlives us, so leave nothing in it.
+    ::unlink(redis_socket_.c_str());
+    drain_output();
+  });
 }
 
 void cluster::drain_output() {
@@ -171,7 +251,7 @@ void cluster::drain_output() {
       if (!ec) finish();
     });
   }
-  bool open = gateway_->output_open();
+  bool open = (gateway_ && gateway_->output_open()) || (redis_ && redis_->output_open());
   for (const auto& w : workers_) open = open || w->output_open();
   if (!open) finish();
 }

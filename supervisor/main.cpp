@@ -3,6 +3,7 @@
 //   framegate --help | --version
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -42,13 +43,39 @@ bool check_executable(const std::string& what, const std::string& path) {
   return false;
 }
 
+// The private Redis is started by name: say how to do without it if it is missing.
+bool check_redis_server(const fg::supervisor::supervisor_options& opts) {
+  if (!opts.private_redis()) return true;
+  const std::string& bin = opts.redis_server_bin;
+  bool found = false;
+  if (bin.find('/') != std::string::npos) {
+    found = ::access(bin.c_str(), X_OK) == 0;
+  } else if (const char* path = std::getenv("PATH")) {
+    std::string_view dirs = path;
+    while (!found && !dirs.empty()) {
+      const auto colon = dirs.find(':');
+      const std::string dir(dirs.substr(0, colon));
+      found = !dir.empty() && ::access((dir + "/" + bin).c_str(), X_OK) == 0;
+      dirs.remove_prefix(colon == std::string_view::npos ? dirs.size() : colon + 1);
+    }
+  }
+  if (!found)
+    std::fprintf(stderr,
+                 "framegate up: %s not found (install redis-server, pass --redis-server-bin, --redis URL or "
+                 "--no-redis)\n",
+                 bin.c_str());
+  return found;
+}
+
 int run_up(const std::vector<std::string>& args) {
   const auto opts = fg::supervisor::parse_up_options(args);
   if (opts.print_config) {
     std::printf("%s", fg::supervisor::format_effective_config(opts).c_str());
     return 0;
   }
-  if (!check_executable("gateway", opts.gateway_bin) || !check_executable("worker", opts.worker_bin)) return 2;
+  if (!check_executable("gateway", opts.gateway_bin) || !check_executable("worker", opts.worker_bin) ||
+      !check_redis_server(opts))
+    return 2;
   try {
     fg::init_logging(opts.log_level, false);
     // A closed terminal must not kill the supervisor mid-shutdown via a write.

@@ -76,6 +76,17 @@ struct up_parser {
         ->envname("FRAMEGATE_GATEWAY_BIN");
     app.add_option("--worker-bin", opts.worker_bin, "Worker executable (default: framegate-worker beside this one)")
         ->envname("FRAMEGATE_WORKER_BIN");
+    auto* redis = app.add_option("--redis", opts.redis,
+                                 "Redis URL for the workers' broker (default: a private redis-server in the run "
+                                 "directory)")
+                      ->envname("FRAMEGATE_REDIS");
+    app.add_flag("--no-redis", opts.no_redis, "No Redis: rooms span only the workers of this gateway (through its hub)")
+        ->envname("FRAMEGATE_NO_REDIS")
+        ->excludes(redis);
+    app.add_option("--redis-server-bin", opts.redis_server_bin,
+                   "redis-server executable for the private Redis (a bare name is looked up in PATH)")
+        ->envname("FRAMEGATE_REDIS_SERVER_BIN")
+        ->capture_default_str();
     app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error or off (children get it too)")
         ->envname("FRAMEGATE_LOG_LEVEL")
         ->capture_default_str()
@@ -168,6 +179,12 @@ std::string format_effective_config(const supervisor_options& opts) {
   out << "gateway-bin = " << opts.gateway_bin << "\n";
   out << "worker-bin = " << opts.worker_bin << "\n";
   out << "log-level = " << opts.log_level << "\n";
+  if (!opts.redis.empty())
+    out << "redis = " << opts.redis << "\n";
+  else if (opts.no_redis)
+    out << "no-redis = true\n";
+  else
+    out << "# redis: a private redis-server in the run directory\nredis-server-bin = " << opts.redis_server_bin << "\n";
   if (!opts.passthrough.empty()) out << "# passed through to the gateway and the workers as FRAMEGATE_*\n";
   for (const auto& [name, value] : opts.passthrough) out << name << " = " << value << "\n";
   return out.str();

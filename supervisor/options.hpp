@@ -23,6 +23,15 @@ struct supervisor_options {
   std::string worker_bin;
   std::string log_level = "info";
 
+  // Redis for the workers' broker: `redis` given, they use it; otherwise
+  // a private redis-server is started first (unless `no_redis`: rooms then
+  // span only the workers of this gateway, through its hub).
+  std::string redis;  // URL passed to the children as FRAMEGATE_REDIS
+  bool no_redis = false;
+  std::string redis_server_bin = "redis-server";  // a bare name is looked up in PATH
+
+  [[nodiscard]] bool private_redis() const { return redis.empty() && !no_redis; }
+
   // Unknown options, for both children as FRAMEGATE_<NAME>=value. A config
   // file entry whose variable the environment already sets keeps the
   // environment's value: the environment wins over the file.

@@ -24,12 +24,11 @@ class supervised_child {
  public:
   struct events {
     std::function<void(supervised_child&, const std::smatch&)> on_ready;  // ready pattern seen in this run
-    std::function<void(supervised_child&, int wait_status)> on_exit;    // exited while not being stopped
+    std::function<void(supervised_child&, int wait_status)> on_exit;      // exited while not being stopped
     std::function<void()> on_output_closed;
   };
 
-  supervised_child(boost::asio::io_context& io, child_spec spec, std::optional<std::regex> ready_pattern,
-                   events ev);
+  supervised_child(boost::asio::io_context& io, child_spec spec, std::optional<std::regex> ready_pattern, events ev);
 
   // Starts a run now. Throws std::system_error when the program cannot start.
   void start();
@@ -58,8 +57,8 @@ class supervised_child {
   restart_backoff backoff_;
   boost::asio::steady_timer restart_timer_;
   boost::asio::steady_timer kill_timer_;
-  std::function<void()> stop_done_;  // set while waiting for a stopped child to exit
-  bool stopping_ = false;              // no more restarts or readiness events
+  std::function<void()> stop_done_;                    // set while waiting for a stopped child to exit
+  bool stopping_ = false;                              // no more restarts or readiness events
   std::chrono::steady_clock::duration last_uptime_{};  // of the run that ended last
   bool ready_this_run_ = false;
   unsigned runs_ = 0;

@@ -25,7 +25,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 FRAMEGATE_BIN = os.environ.get("FRAMEGATE_BIN", os.path.join(REPO_ROOT, "build", "bin", "framegate"))
-FAKES = ("fake_common.py", "fake_gateway.py", "fake_worker.py")
+FAKES = ("fake_common.py", "fake_gateway.py", "fake_worker.py", "fake_redis.py")
 
 WAIT = 15.0  # bound of every wait for something that should take well under a second
 
@@ -131,6 +131,7 @@ class SupervisorTest(unittest.TestCase):
             os.chmod(os.path.join(fakes, name), 0o755)
         self.gateway_bin = os.path.join(fakes, "fake_gateway.py")
         self.worker_bin = os.path.join(fakes, "fake_worker.py")
+        self.redis_bin = os.path.join(fakes, "fake_redis.py")
         self.supervisors: list[Supervisor] = []
         self.addCleanup(self.kill_everything)
 
@@ -157,7 +158,8 @@ class SupervisorTest(unittest.TestCase):
     def start(self, *args: str, env: dict[str, str] | None = None, bins: bool = True) -> Supervisor:
         argv = list(args)
         if bins:
-            argv += ["--gateway-bin", self.gateway_bin, "--worker-bin", self.worker_bin]
+            argv += ["--gateway-bin", self.gateway_bin, "--worker-bin", self.worker_bin,
+                     "--redis-server-bin", self.redis_bin]
         sup = Supervisor(argv, env if env is not None else self.env())
         self.supervisors.append(sup)
         return sup
@@ -278,6 +280,87 @@ class SupervisorTest(unittest.TestCase):
         # The killed worker could not remove its socket; the directory goes anyway.
         self.assertFalse(os.path.exists(link_dir))
 
+    # -- the private Redis ---------------------------------------------------
+
+    def test_private_redis_starts_first_stops_last_and_reaches_every_child(self):
+        sup = self.start_cluster(2)
+        redis, gateway = self.live("redis"), self.live("gateway")
+        link_dir = gateway["link_dir"]
+        socket_path = os.path.join(link_dir, "redis.sock")
+        self.assertEqual(proc_ppid(redis["pid"]), sup.pid)
+        self.assertEqual(redis["argv"], ["--port", "0", "--unixsocket", socket_path, "--unixsocketperm", "700",
+                                         "--save", "", "--appendonly", "no", "--dir", link_dir])
+        self.assertTrue(stat.S_ISSOCK(os.stat(socket_path).st_mode))
+        self.assertLess(redis["started"], gateway["started"])
+        sup.wait_for_line(r"^\[redis\] .*ready to accept connections", "the relayed redis ready line")
+        for name in ("gateway", "w1", "w2"):
+            self.assertEqual(self.live(name)["env"].get("FRAMEGATE_REDIS"), f"unix://{socket_path}", name)
+
+        self.stop_cleanly(sup)
+        final = self.records("redis")[-1]
+        self.assertTrue(final.get("term_received"), sup.output())
+        self.assertEqual(final["gateways_alive_at_term"], [], "redis stopped before the gateway")
+        self.assertEqual(final["workers_alive_at_term"], [], "redis stopped before the workers")
+        self.assertFalse(os.path.exists(link_dir))
+
+    def test_private_redis_socket_is_removed_from_a_user_link_dir(self):
+        link_dir = os.path.join(self.tmp, "links")
+        os.mkdir(link_dir, 0o700)
+        sup = self.start_cluster(1, "--link-dir", link_dir)
+        self.assertTrue(os.path.exists(os.path.join(link_dir, "redis.sock")))
+        redis = self.live("redis")
+        self.stop_cleanly(sup)
+        self.assertFalse(pid_alive(redis["pid"]))
+        self.assertTrue(os.path.isdir(link_dir), "a directory the user made must stay")
+        self.assertEqual(os.listdir(link_dir), [])
+
+    def test_crashed_redis_is_restarted_and_other_children_are_kept(self):
+        sup = self.start_cluster(1)
+        old = self.live("redis")
+        others = {name: self.live(name)["pid"] for name in ("gateway", "w1")}
+        open(os.path.join(self.state, "crash-redis"), "w").close()
+        sup.wait_for_line(rf"redis \(pid {old['pid']}\) exited with status 9", "the crash logged")
+        sup.wait_for_line(r"restarting redis in 200 ms", "the restart with backoff")
+        new = wait_until(lambda: (r := self.live("redis")) and r["pid"] != old["pid"] and r, "a new redis process")
+        self.assertEqual(new["argv"], old["argv"])
+        self.assertEqual({name: self.live(name)["pid"] for name in others}, others)
+        self.stop_cleanly(sup)
+
+    def test_redis_url_is_passed_on_and_starts_no_redis(self):
+        url = "redis://127.0.0.1:6399/0"
+        sup = self.start_cluster(2, "--redis", url)
+        self.assertEqual(self.records("redis"), [])
+        for name in ("gateway", "w1", "w2"):
+            self.assertEqual(self.live(name)["env"].get("FRAMEGATE_REDIS"), url, name)
+        self.stop_cleanly(sup)
+        # The environment variable works the same way.
+        sup = self.start_cluster(1, env=self.env(FRAMEGATE_REDIS=url))
+        self.assertEqual(self.records("redis"), [])
+        self.assertEqual(self.live("w1")["env"].get("FRAMEGATE_REDIS"), url)
+        self.stop_cleanly(sup)
+
+    def test_no_redis_starts_none_and_passes_none(self):
+        sup = self.start_cluster(2, "--no-redis")
+        self.assertEqual(self.records("redis"), [])
+        for name in ("gateway", "w1", "w2"):
+            self.assertNotIn("FRAMEGATE_REDIS", self.live(name)["env"], name)
+        self.stop_cleanly(sup)
+
+    def test_redis_failing_at_start_up_starts_nothing_else(self):
+        sup = self.start("--listen", "127.0.0.1:0", "--workers", "1", env=self.env(FAKE_REDIS_MODE="fail"))
+        self.assertEqual(sup.wait_exit(), 1, sup.output())
+        self.assertIn("redis-server exited during start-up", sup.output())
+        self.assertEqual([r["role"] for r in self.records()], ["redis"])
+
+    def test_redis_options_conflict_and_missing_redis_server(self):
+        both = self.run_cli("up", "--redis", "redis://127.0.0.1:1", "--no-redis")
+        self.assertEqual(both.returncode, 2, both.stderr)
+        missing = self.run_cli("up", "--gateway-bin", self.gateway_bin, "--worker-bin", self.worker_bin,
+                               "--redis-server-bin", os.path.join(self.tmp, "no-redis-here"))
+        self.assertEqual(missing.returncode, 2, missing.stderr)
+        self.assertIn("--no-redis", missing.stderr)
+        self.assertEqual(os.listdir(self.state), [])
+
     # -- start-up failures ----------------------------------------------------
 
     def test_gateway_failing_at_start_up_ends_the_supervisor_without_workers(self):
@@ -289,7 +372,7 @@ class SupervisorTest(unittest.TestCase):
                                  env=self.env(FAKE_GATEWAY_MODE=mode))
                 self.assertEqual(sup.wait_exit(), expected, sup.output())
                 self.assertIn("exited during start-up", sup.output())
-                mine = [r for r in self.records() if r["pid"] not in earlier]
+                mine = [r for r in self.records() if r["pid"] not in earlier and r["role"] != "redis"]
                 self.assertEqual([r["name"] for r in mine], ["gateway"], "workers started before the gateway was ready")
                 self.assertFalse(os.path.exists(mine[0]["link_dir"]))
 
@@ -340,6 +423,7 @@ class SupervisorTest(unittest.TestCase):
         self.assertEqual(config["stop-timeout"], "2.5")
         self.assertEqual(config["slow-ms"], "10")
         self.assertEqual(config["verbose"], "true")
+        self.assertEqual(config["redis-server-bin"], "redis-server")
         self.assertTrue(config["gateway-bin"].endswith("/framegate-gateway"), config)
         self.assertEqual(os.listdir(self.state), [])
         self.assertFalse(os.path.exists("/run/fg-test"))
