@@ -4,7 +4,9 @@
 #   tools/format.sh --check  only report; exit 1 if any file would change (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.cc')
+# Tracked and new (not ignored) files that exist in the working tree.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.hpp' '*.h' '*.cc' |
+  while read -r f; do [[ -f "$f" ]] && printf '%s\n' "$f"; done)
 ((${#files[@]})) || exit 0
 if [[ "${1:-}" == "--check" ]]; then
   clang-format --dry-run --Werror "${files[@]}"

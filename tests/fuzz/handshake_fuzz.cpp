@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!parser.is_header_done()) return 0;
 
   static const fg::http::handshake_options plain{};
-  static const fg::http::handshake_options strict{{"https://app.example", "http://localhost:8080"}, {"chat", "v2.json"}};
+  static const fg::http::handshake_options strict{{"https://app.example", "http://localhost:8080"},
+                                                  {"chat", "v2.json"}};
   for (const auto* opt : {&plain, &strict}) {
     const auto v = fg::http::evaluate_handshake(parser.get().base(), *opt);
     if (v.accepted()) {

@@ -12,7 +12,7 @@ namespace fg::fuzz {
 inline std::vector<std::vector<std::uint8_t>> split_input(std::uint8_t seed, const std::uint8_t* data,
                                                           std::size_t size) {
   std::vector<std::vector<std::uint8_t>> pieces;
-  std::uint32_t state = seed * 2654435761u + 1;  // xorshift32, never 0
+  std::uint32_t state = seed * 2654435761u + 1;                 // xorshift32, never 0
   const std::size_t max_piece = std::size_t{1} << (seed % 12);  // pieces of 1 .. 2048 bytes
   std::size_t at = 0;
   while (at < size) {

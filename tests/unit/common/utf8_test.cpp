@@ -30,9 +30,9 @@ bytes b(std::initializer_list<int> v) {
 // still land on a valid scalar value for the sequence length. It is slow
 // and obviously right, which is what a cross-check needs.
 struct reference_result {
-  bool prefix_ok;      // no impossible byte anywhere
-  bool complete;       // prefix_ok and no sequence left open
-  std::size_t fail_at; // index of the first impossible byte (size when none)
+  bool prefix_ok;       // no impossible byte anywhere
+  bool complete;        // prefix_ok and no sequence left open
+  std::size_t fail_at;  // index of the first impossible byte (size when none)
 };
 
 bool range_can_be_valid(std::uint32_t lo, std::uint32_t hi, int len) {
@@ -50,11 +50,20 @@ reference_result reference_validate(const bytes& in) {
     const std::uint8_t lead = in[i];
     int len;
     std::uint32_t cp;
-    if (lead < 0x80) { len = 1; cp = lead; }
-    else if ((lead & 0xE0) == 0xC0) { len = 2; cp = lead & 0x1F; }
-    else if ((lead & 0xF0) == 0xE0) { len = 3; cp = lead & 0x0F; }
-    else if ((lead & 0xF8) == 0xF0) { len = 4; cp = lead & 0x07; }
-    else return {false, false, i};
+    if (lead < 0x80) {
+      len = 1;
+      cp = lead;
+    } else if ((lead & 0xE0) == 0xC0) {
+      len = 2;
+      cp = lead & 0x1F;
+    } else if ((lead & 0xF0) == 0xE0) {
+      len = 3;
+      cp = lead & 0x0F;
+    } else if ((lead & 0xF8) == 0xF0) {
+      len = 4;
+      cp = lead & 0x07;
+    } else
+      return {false, false, i};
     for (int k = 0; k < len; ++k) {
       if (k > 0) {
         if (i + static_cast<std::size_t>(k) >= in.size()) return {true, false, in.size()};
@@ -174,14 +183,12 @@ TEST_P(utf8_valid, every_prefix_is_valid_and_complete_only_at_a_boundary) {
 
 INSTANTIATE_TEST_SUITE_P(
     texts, utf8_valid,
-    ::testing::Values(named_text{"empty", {}},
-                      named_text{"ascii", b({'h', 'e', 'l', 'l', 'o', ' ', 0x00, 0x7F})},
-                      named_text{"two_byte", b({0xC2, 0x80, 0xC3, 0xA9, 0xDF, 0xBF})},        // U+0080 é U+07FF
-                      named_text{"three_byte", b({0xE0, 0xA0, 0x80, 0xE2, 0x82, 0xAC})},      // U+0800 €
+    ::testing::Values(named_text{"empty", {}}, named_text{"ascii", b({'h', 'e', 'l', 'l', 'o', ' ', 0x00, 0x7F})},
+                      named_text{"two_byte", b({0xC2, 0x80, 0xC3, 0xA9, 0xDF, 0xBF})},               // U+0080 é U+07FF
+                      named_text{"three_byte", b({0xE0, 0xA0, 0x80, 0xE2, 0x82, 0xAC})},             // U+0800 €
                       named_text{"four_byte", b({0xF0, 0x90, 0x80, 0x80, 0xF0, 0x9F, 0x98, 0x80})},  // U+10000 😀
                       named_text{"max_scalar_10FFFF", b({0xF4, 0x8F, 0xBF, 0xBF})},
-                      named_text{"U_FFFF", b({0xEF, 0xBF, 0xBF})},
-                      named_text{"U_D7FF", b({0xED, 0x9F, 0xBF})},
+                      named_text{"U_FFFF", b({0xEF, 0xBF, 0xBF})}, named_text{"U_D7FF", b({0xED, 0x9F, 0xBF})},
                       named_text{"U_E000", b({0xEE, 0x80, 0x80})},
                       named_text{"mixed", b({'a', 0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 'b', 0xF0, 0x9F, 0x8E, 0x89, 'c'})},
                       // Long enough to take the 16- and 8-byte fast paths on
@@ -238,32 +245,31 @@ TEST_P(utf8_invalid, stays_failed_until_reset) {
 
 INSTANTIATE_TEST_SUITE_P(
     sequences, utf8_invalid,
-    ::testing::Values(
-        invalid_text{"overlong_2_C0_80", b({0xC0, 0x80}), 0},
-        invalid_text{"overlong_2_C1_BF", b({0xC1, 0xBF}), 0},
-        invalid_text{"overlong_3_E0_80_80", b({0xE0, 0x80, 0x80}), 1},
-        invalid_text{"overlong_3_E0_9F_BF", b({0xE0, 0x9F, 0xBF}), 1},
-        invalid_text{"overlong_4_F0_80_80_80", b({0xF0, 0x80, 0x80, 0x80}), 1},
-        invalid_text{"overlong_4_F0_8F_BF_BF", b({0xF0, 0x8F, 0xBF, 0xBF}), 1},
-        invalid_text{"surrogate_ED_A0_80", b({0xED, 0xA0, 0x80}), 1},
-        invalid_text{"surrogate_ED_AD_BF", b({0xED, 0xAD, 0xBF}), 1},
-        invalid_text{"surrogate_ED_BF_BF", b({0xED, 0xBF, 0xBF}), 1},
-        invalid_text{"surrogate_pair_as_cesu8", b({0xED, 0xA0, 0xBD, 0xED, 0xB2, 0xA9}), 1},
-        invalid_text{"above_max_F4_90_80_80", b({0xF4, 0x90, 0x80, 0x80}), 1},
-        invalid_text{"lead_F5", b({0xF5, 0x80, 0x80, 0x80}), 0},
-        invalid_text{"lead_F6", b({0xF6, 0x80, 0x80, 0x80}), 0},
-        invalid_text{"lead_F7", b({0xF7, 0xBF, 0xBF, 0xBF}), 0},
-        invalid_text{"lead_F8_five_byte", b({0xF8, 0x88, 0x80, 0x80, 0x80}), 0},
-        invalid_text{"lead_FC_six_byte", b({0xFC, 0x84, 0x80, 0x80, 0x80, 0x80}), 0},
-        invalid_text{"byte_FE", b({'a', 0xFE}), 1},
-        invalid_text{"byte_FF", b({'a', 'b', 0xFF}), 2},
-        invalid_text{"lone_continuation_80", b({0x80}), 0},
-        invalid_text{"lone_continuation_BF_after_ascii", b({'a', 'b', 'c', 0xBF}), 3},
-        invalid_text{"extra_continuation", b({0xC3, 0xA9, 0xA9}), 2},
-        invalid_text{"two_byte_then_ascii", b({0xC3, 'a'}), 1},
-        invalid_text{"three_byte_cut_by_ascii", b({0xE2, 0x82, 'a'}), 2},
-        invalid_text{"four_byte_cut_by_lead", b({0xF0, 0x9F, 0x98, 0xF0}), 3},
-        invalid_text{"valid_then_bad_late", b({'h', 0xC3, 0xA9, 'l', 'l', 0xF0, 0x9F, 0x98, 0x80, 0xC0}), 9}),
+    ::testing::Values(invalid_text{"overlong_2_C0_80", b({0xC0, 0x80}), 0},
+                      invalid_text{"overlong_2_C1_BF", b({0xC1, 0xBF}), 0},
+                      invalid_text{"overlong_3_E0_80_80", b({0xE0, 0x80, 0x80}), 1},
+                      invalid_text{"overlong_3_E0_9F_BF", b({0xE0, 0x9F, 0xBF}), 1},
+                      invalid_text{"overlong_4_F0_80_80_80", b({0xF0, 0x80, 0x80, 0x80}), 1},
+                      invalid_text{"overlong_4_F0_8F_BF_BF", b({0xF0, 0x8F, 0xBF, 0xBF}), 1},
+                      invalid_text{"surrogate_ED_A0_80", b({0xED, 0xA0, 0x80}), 1},
+                      invalid_text{"surrogate_ED_AD_BF", b({0xED, 0xAD, 0xBF}), 1},
+                      invalid_text{"surrogate_ED_BF_BF", b({0xED, 0xBF, 0xBF}), 1},
+                      invalid_text{"surrogate_pair_as_cesu8", b({0xED, 0xA0, 0xBD, 0xED, 0xB2, 0xA9}), 1},
+                      invalid_text{"above_max_F4_90_80_80", b({0xF4, 0x90, 0x80, 0x80}), 1},
+                      invalid_text{"lead_F5", b({0xF5, 0x80, 0x80, 0x80}), 0},
+                      invalid_text{"lead_F6", b({0xF6, 0x80, 0x80, 0x80}), 0},
+                      invalid_text{"lead_F7", b({0xF7, 0xBF, 0xBF, 0xBF}), 0},
+                      invalid_text{"lead_F8_five_byte", b({0xF8, 0x88, 0x80, 0x80, 0x80}), 0},
+                      invalid_text{"lead_FC_six_byte", b({0xFC, 0x84, 0x80, 0x80, 0x80, 0x80}), 0},
+                      invalid_text{"byte_FE", b({'a', 0xFE}), 1}, invalid_text{"byte_FF", b({'a', 'b', 0xFF}), 2},
+                      invalid_text{"lone_continuation_80", b({0x80}), 0},
+                      invalid_text{"lone_continuation_BF_after_ascii", b({'a', 'b', 'c', 0xBF}), 3},
+                      invalid_text{"extra_continuation", b({0xC3, 0xA9, 0xA9}), 2},
+                      invalid_text{"two_byte_then_ascii", b({0xC3, 'a'}), 1},
+                      invalid_text{"three_byte_cut_by_ascii", b({0xE2, 0x82, 'a'}), 2},
+                      invalid_text{"four_byte_cut_by_lead", b({0xF0, 0x9F, 0x98, 0xF0}), 3},
+                      invalid_text{"valid_then_bad_late", b({'h', 0xC3, 0xA9, 'l', 'l', 0xF0, 0x9F, 0x98, 0x80, 0xC0}),
+                                   9}),
     fg::test::param_name{});
 
 struct truncated_text {
@@ -404,8 +410,8 @@ TEST(utf8_brute_force, four_byte_sample) {
 TEST(utf8_brute_force, random_texts_in_random_pieces) {
   // Longer mixed texts cut anywhere: pieces must agree with the whole.
   std::mt19937 rng(1);
-  const std::uint8_t alphabet[] = {'a', 0x80, 0xBF, 0xC2, 0xC3, 0xDF, 0xE0, 0xE2, 0xED, 0xEF,
-                                   0xF0, 0xF4, 0xA0, 0x9F, 0x90, 0x8F, 0xF5, 0xFF};
+  const std::uint8_t alphabet[] = {'a',  0x80, 0xBF, 0xC2, 0xC3, 0xDF, 0xE0, 0xE2, 0xED,
+                                   0xEF, 0xF0, 0xF4, 0xA0, 0x9F, 0x90, 0x8F, 0xF5, 0xFF};
   std::uniform_int_distribution<std::size_t> pick(0, sizeof alphabet - 1), len(0, 48);
   for (int n = 0; n < 20000; ++n) {
     bytes t(len(rng));

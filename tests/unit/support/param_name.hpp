@@ -21,9 +21,7 @@ struct param_name {
 // GoogleTest prints a failing case's parameter as raw bytes unless a
 // PrintTo is found by ADL in the parameter's namespace; this declares one
 // there (the test's anonymous namespace) that prints the case's name.
-#define FG_PRINT_CASES_BY_NAME()                                   \
-  template <class Case>                                            \
-    requires requires(const Case& c) { c.name; }                   \
-  [[maybe_unused]] void PrintTo(const Case& c, std::ostream* os) { \
-    *os << c.name;                                                 \
-  }
+#define FG_PRINT_CASES_BY_NAME()               \
+  template <class Case>                        \
+  requires requires(const Case& c) { c.name; } \
+  [[maybe_unused]] void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }

@@ -56,7 +56,8 @@ inline bytes build_frame(const frame_spec& s, std::span<const std::uint8_t> payl
   out.push_back(static_cast<std::uint8_t>((s.fin ? 0x80 : 0) | s.rsv | (s.opcode & 0x0F)));
   const std::uint8_t mask_bit = s.masked ? 0x80 : 0;
   length_form form = s.form;
-  if (form == length_form::minimal) form = len < 126 ? length_form::minimal : len <= 0xFFFF ? length_form::bits16 : length_form::bits64;
+  if (form == length_form::minimal)
+    form = len < 126 ? length_form::minimal : len <= 0xFFFF ? length_form::bits16 : length_form::bits64;
   if (form == length_form::minimal) {
     out.push_back(static_cast<std::uint8_t>(mask_bit | len));
   } else if (form == length_form::bits16) {

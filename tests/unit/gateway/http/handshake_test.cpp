@@ -81,13 +81,15 @@ std::vector<refusal_case> refusal_cases() {
          r.erase(f::upgrade);
          r.erase(f::connection);
        },
-       {}, 426},
+       {},
+       426},
       {"keep_alive_without_upgrade",
        [](request& r) {
          r.erase(f::upgrade);
          set(r, f::connection, "keep-alive");
        },
-       {}, 426},
+       {},
+       426},
       {"upgrade_to_h2c", [](request& r) { set(r, f::upgrade, "h2c"); }, {}, 400},
       {"connection_upgrade_without_upgrade_header", [](request& r) { r.erase(f::upgrade); }, {}, 400},
       {"upgrade_without_connection", [](request& r) { r.erase(f::connection); }, {}, 400},
@@ -125,8 +127,7 @@ TEST_P(handshake_refusal, refused_with_status) {
   EXPECT_TRUE(v.accept_key.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(cases, handshake_refusal, ::testing::ValuesIn(refusal_cases()),
-                         fg::test::param_name{});
+INSTANTIATE_TEST_SUITE_P(cases, handshake_refusal, ::testing::ValuesIn(refusal_cases()), fg::test::param_name{});
 
 // ---------------------------------------------------------------------------
 // Variations a client may legitimately send.
@@ -172,8 +173,7 @@ TEST_P(handshake_accept, accepted) {
   EXPECT_EQ(v.accept_key, sample_accept);
 }
 
-INSTANTIATE_TEST_SUITE_P(cases, handshake_accept, ::testing::ValuesIn(accept_cases()),
-                         fg::test::param_name{});
+INSTANTIATE_TEST_SUITE_P(cases, handshake_accept, ::testing::ValuesIn(accept_cases()), fg::test::param_name{});
 
 // ---------------------------------------------------------------------------
 // Subprotocols: the client's order decides, among those the server supports.
@@ -208,8 +208,8 @@ INSTANTIATE_TEST_SUITE_P(
                       subprotocol_case{"no_overlap", {"foo, bar"}, {"chat"}, ""},
                       subprotocol_case{"none_offered", {}, {"chat"}, ""},
                       subprotocol_case{"none_supported", {"chat"}, {}, ""},
-                      subprotocol_case{"padded_token", {" \tv2.proto.example \t"}, {"v2.proto.example"},
-                                       "v2.proto.example"}),
+                      subprotocol_case{
+                          "padded_token", {" \tv2.proto.example \t"}, {"v2.proto.example"}, "v2.proto.example"}),
     fg::test::param_name{});
 
 // ---------------------------------------------------------------------------

@@ -135,17 +135,21 @@ INSTANTIATE_TEST_SUITE_P(edges, frame_parser_lengths,
 // empty frames and a binary message, split every way.
 
 bytes conversation() {
-  return concat({frame(op_text, "Hel", false), frame(op_ping, "p1"), frame(op_cont, "lo, ", false),
-                 frame(op_pong, ""), frame(op_cont, "", false), frame(op_cont, "world"),
+  return concat({frame(op_text, "Hel", false), frame(op_ping, "p1"), frame(op_cont, "lo, ", false), frame(op_pong, ""),
+                 frame(op_cont, "", false), frame(op_cont, "world"),
                  build_frame({.opcode = op_binary, .key = {0, 0, 0, 0}}, pattern(9)), frame(op_text, ""),
                  frame(op_close, close_payload(1000, "bye"))});
 }
 
 std::vector<recorded_frame> conversation_frames() {
-  return {expected_frame(opcode::text, to_bytes("Hel"), false), expected_frame(opcode::ping, to_bytes("p1")),
-          expected_frame(opcode::continuation, to_bytes("lo, "), false), expected_frame(opcode::pong, {}),
-          expected_frame(opcode::continuation, {}, false), expected_frame(opcode::continuation, to_bytes("world")),
-          expected_frame(opcode::binary, pattern(9)), expected_frame(opcode::text, {}),
+  return {expected_frame(opcode::text, to_bytes("Hel"), false),
+          expected_frame(opcode::ping, to_bytes("p1")),
+          expected_frame(opcode::continuation, to_bytes("lo, "), false),
+          expected_frame(opcode::pong, {}),
+          expected_frame(opcode::continuation, {}, false),
+          expected_frame(opcode::continuation, to_bytes("world")),
+          expected_frame(opcode::binary, pattern(9)),
+          expected_frame(opcode::text, {}),
           expected_frame(opcode::close, close_payload(1000, "bye"))};
 }
 
@@ -181,8 +185,8 @@ TEST(frame_parser_state, in_message_and_mid_frame_track_the_input) {
 }
 
 TEST(frame_parser_rsv1, accepted_on_first_data_frame_when_allowed) {
-  const bytes input = concat({build_frame({.opcode = op_text, .fin = false, .rsv = 0x40}, to_bytes("ab")),
-                              frame(op_cont, "cd")});
+  const bytes input =
+      concat({build_frame({.opcode = op_text, .fin = false, .rsv = 0x40}, to_bytes("ab")), frame(op_cont, "cd")});
   parser_limits lim;
   lim.allow_rsv1 = true;
   for (const auto& cuts : all_splits(input.size())) {
@@ -289,10 +293,13 @@ std::vector<error_case> error_cases() {
       {"rsv1_without_extension", build_frame({.rsv = 0x40}, to_bytes("x")), {}, error::reserved_bits, 0},
       {"rsv2", build_frame({.rsv = 0x20}, to_bytes("x")), with_rsv1(), error::reserved_bits, 0},
       {"rsv3", build_frame({.rsv = 0x10}, to_bytes("x")), with_rsv1(), error::reserved_bits, 0},
-      {"rsv1_after_valid_frame", concat({ok, build_frame({.opcode = op_binary, .rsv = 0x40}, to_bytes("x"))}),
-       {}, error::reserved_bits, 1},
-      {"rsv1_on_ping_even_when_allowed", build_frame({.opcode = op_ping, .rsv = 0x40}, to_bytes("x")),
-       with_rsv1(), error::reserved_bits, 0},
+      {"rsv1_after_valid_frame",
+       concat({ok, build_frame({.opcode = op_binary, .rsv = 0x40}, to_bytes("x"))}),
+       {},
+       error::reserved_bits,
+       1},
+      {"rsv1_on_ping_even_when_allowed", build_frame({.opcode = op_ping, .rsv = 0x40}, to_bytes("x")), with_rsv1(),
+       error::reserved_bits, 0},
       {"rsv1_on_close_even_when_allowed", build_frame({.opcode = op_close, .rsv = 0x40}, {}), with_rsv1(),
        error::reserved_bits, 0},
       {"rsv1_on_continuation_even_when_allowed",
@@ -300,50 +307,84 @@ std::vector<error_case> error_cases() {
                build_frame({.opcode = op_cont, .rsv = 0x40}, to_bytes("b"))}),
        with_rsv1(), error::reserved_bits, 1},
       {"unmasked_frame", build_frame({.masked = false}, to_bytes("hi")), {}, error::unmasked_frame, 0},
-      {"unmasked_after_valid_frame", concat({ok, build_frame({.opcode = op_ping, .masked = false}, {})}), {},
-       error::unmasked_frame, 1},
+      {"unmasked_after_valid_frame",
+       concat({ok, build_frame({.opcode = op_ping, .masked = false}, {})}),
+       {},
+       error::unmasked_frame,
+       1},
       {"ping_126_bytes", frame(op_ping, pattern(126)), {}, error::control_frame_too_long, 0},
       {"close_126_bytes", frame(op_close, pattern(126)), {}, error::control_frame_too_long, 0},
-      {"pong_64bit_huge", build_frame({.opcode = op_pong, .declared_length = 1ull << 40}, {}), {},
-       error::control_frame_too_long, 0},
+      {"pong_64bit_huge",
+       build_frame({.opcode = op_pong, .declared_length = 1ull << 40}, {}),
+       {},
+       error::control_frame_too_long,
+       0},
       {"ping_fragmented", frame(op_ping, "x", false), {}, error::control_frame_fragmented, 0},
-      {"close_fragmented_inside_message", concat({open, frame(op_close, "", false)}), {},
-       error::control_frame_fragmented, 1},
+      {"close_fragmented_inside_message",
+       concat({open, frame(op_close, "", false)}),
+       {},
+       error::control_frame_fragmented,
+       1},
       {"continuation_first", frame(op_cont, "x"), {}, error::continuation_without_start, 0},
-      {"continuation_after_complete_message", concat({ok, frame(op_cont, "x")}), {},
-       error::continuation_without_start, 1},
+      {"continuation_after_complete_message",
+       concat({ok, frame(op_cont, "x")}),
+       {},
+       error::continuation_without_start,
+       1},
       {"continuation_after_final_fragment",
-       concat({open, frame(op_cont, "end"), frame(op_cont, "x")}), {}, error::continuation_without_start, 2},
+       concat({open, frame(op_cont, "end"), frame(op_cont, "x")}),
+       {},
+       error::continuation_without_start,
+       2},
       {"text_inside_fragmented", concat({open, frame(op_text, "x")}), {}, error::data_frame_in_fragmented, 1},
-      {"binary_inside_fragmented", concat({open, frame(op_ping, ""), frame(op_binary, "x")}), {},
-       error::data_frame_in_fragmented, 2},
-      {"length_msb_set", build_frame({.opcode = op_binary, .declared_length = 1ull << 63}, {}), {},
-       error::invalid_length, 0},
-      {"length_all_ones", build_frame({.opcode = op_binary, .declared_length = ~0ull}, {}), {},
-       error::invalid_length, 0},
+      {"binary_inside_fragmented",
+       concat({open, frame(op_ping, ""), frame(op_binary, "x")}),
+       {},
+       error::data_frame_in_fragmented,
+       2},
+      {"length_msb_set",
+       build_frame({.opcode = op_binary, .declared_length = 1ull << 63}, {}),
+       {},
+       error::invalid_length,
+       0},
+      {"length_all_ones",
+       build_frame({.opcode = op_binary, .declared_length = ~0ull}, {}),
+       {},
+       error::invalid_length,
+       0},
       {"single_frame_one_over_limit", frame(op_binary, pattern(101)), with_max_size(100), error::message_too_big, 0},
-      {"single_frame_declared_huge", build_frame({.opcode = op_text, .declared_length = 1ull << 62}, {}), {},
-       error::message_too_big, 0},
+      {"single_frame_declared_huge",
+       build_frame({.opcode = op_text, .declared_length = 1ull << 62}, {}),
+       {},
+       error::message_too_big,
+       0},
       {"fragments_one_over_limit",
        concat({frame(op_text, bytes(60, 'a'), false), frame(op_cont, bytes(40, 'b'), false),
                frame(op_cont, bytes(1, 'c'))}),
        with_max_size(100), error::message_too_big, 2},
       {"fragment_declared_huge_after_some",
        concat({frame(op_text, "abc", false), build_frame({.opcode = op_cont, .declared_length = ~0ull >> 1}, {})}),
-       {}, error::message_too_big, 1},
+       {},
+       error::message_too_big,
+       1},
       {"too_many_fragments",
-       concat({frame(op_text, "a", false), frame(op_cont, "b", false), frame(op_cont, "c", false),
-               frame(op_cont, "d")}),
+       concat(
+           {frame(op_text, "a", false), frame(op_cont, "b", false), frame(op_cont, "c", false), frame(op_cont, "d")}),
        with_max_fragments(3), error::too_many_fragments, 3},
-      {"too_many_empty_fragments",
-       concat({frame(op_binary, "", false), frame(op_ping, ""), frame(op_cont, "", false)}),
+      {"too_many_empty_fragments", concat({frame(op_binary, "", false), frame(op_ping, ""), frame(op_cont, "", false)}),
        with_max_fragments(1), error::too_many_fragments, 2},
   };
   for (std::uint8_t op : std::initializer_list<std::uint8_t>{3, 4, 5, 6, 7, 11, 12, 13, 14, 15}) {
-    v.push_back({"reserved_opcode_" + std::to_string(op), build_frame({.opcode = op}, to_bytes("x")), {},
-                 error::reserved_opcode, 0});
+    v.push_back({"reserved_opcode_" + std::to_string(op),
+                 build_frame({.opcode = op}, to_bytes("x")),
+                 {},
+                 error::reserved_opcode,
+                 0});
     v.push_back({"reserved_opcode_" + std::to_string(op) + "_inside_message",
-                 concat({open, build_frame({.opcode = op}, {})}), {}, error::reserved_opcode, 1});
+                 concat({open, build_frame({.opcode = op}, {})}),
+                 {},
+                 error::reserved_opcode,
+                 1});
   }
   return v;
 }
@@ -376,8 +417,7 @@ TEST_P(frame_parser_errors, error_is_sticky) {
   EXPECT_EQ(h.frames.size(), seen) << "a failed parser must not report frames";
 }
 
-INSTANTIATE_TEST_SUITE_P(named, frame_parser_errors, ::testing::ValuesIn(error_cases()),
-                         fg::test::param_name{});
+INSTANTIATE_TEST_SUITE_P(named, frame_parser_errors, ::testing::ValuesIn(error_cases()), fg::test::param_name{});
 
 TEST(frame_parser_handler, handler_error_stops_and_sticks) {
   frame_parser p;

@@ -129,8 +129,8 @@ TEST(message_reader, control_frames_between_fragments_are_delivered_at_once) {
 bytes conversation() {
   return concat({frame(op_text, "H\xC3", false), frame(op_ping, "p1"), frame(op_cont, "\xA9llo \xE2\x82", false),
                  frame(op_pong, ""), frame(op_cont, "", false), frame(op_cont, "\xAC!"),
-                 frame(op_binary, bytes{0xFF, 0x00, 0xC0}), frame(op_text, ""), frame(op_ping, ""),
-                 frame(op_text, "x"), frame(op_close, close_payload(1001, "bye \xF0\x9F\x91\x8B"))});
+                 frame(op_binary, bytes{0xFF, 0x00, 0xC0}), frame(op_text, ""), frame(op_ping, ""), frame(op_text, "x"),
+                 frame(op_close, close_payload(1001, "bye \xF0\x9F\x91\x8B"))});
 }
 
 TEST(message_reader, same_messages_for_every_split) {
@@ -192,9 +192,9 @@ TEST(message_reader_utf8, invalid_in_a_single_frame_rejected_in_every_split) {
 }
 
 TEST(message_reader_utf8, truncated_at_the_end_of_the_message_rejected) {
-  for (const bytes& input : {frame(op_text, "a\xE2\x82"),
-                             concat({frame(op_text, "a\xF0\x9F", false), frame(op_cont, "\x98")}),
-                             concat({frame(op_text, "\xC3", false), frame(op_cont, "")})}) {
+  for (const bytes& input :
+       {frame(op_text, "a\xE2\x82"), concat({frame(op_text, "a\xF0\x9F", false), frame(op_cont, "\x98")}),
+        concat({frame(op_text, "\xC3", false), frame(op_cont, "")})}) {
     for (const auto& cuts : all_splits(input.size())) {
       const read_result r = read(input, cuts);
       EXPECT_EQ(r.err, error::invalid_utf8) << describe(cuts);
@@ -254,8 +254,8 @@ std::vector<close_case> close_cases() {
     v.push_back({"invalid_code_" + std::to_string(code), close_payload(static_cast<std::uint16_t>(code), "r"),
                  error::invalid_close_code, 0, ""});
   for (int code : {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999}) {
-    v.push_back({"valid_code_" + std::to_string(code), close_payload(static_cast<std::uint16_t>(code)),
-                 error::none, static_cast<std::uint16_t>(code), ""});
+    v.push_back({"valid_code_" + std::to_string(code), close_payload(static_cast<std::uint16_t>(code)), error::none,
+                 static_cast<std::uint16_t>(code), ""});
     v.push_back({"valid_code_" + std::to_string(code) + "_with_reason",
                  close_payload(static_cast<std::uint16_t>(code), "d\xC3\xA9j\xC3\xA0 vu \xE2\x9C\x93"), error::none,
                  static_cast<std::uint16_t>(code), "d\xC3\xA9j\xC3\xA0 vu \xE2\x9C\x93"});
@@ -285,8 +285,7 @@ TEST_P(message_reader_close, checked_between_fragments) {
   EXPECT_EQ(r.err, c.expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(payloads, message_reader_close, ::testing::ValuesIn(close_cases()),
-                         fg::test::param_name{});
+INSTANTIATE_TEST_SUITE_P(payloads, message_reader_close, ::testing::ValuesIn(close_cases()), fg::test::param_name{});
 
 // ---------------------------------------------------------------------------
 // Buffers are borrowed only while needed and given back.
