@@ -47,6 +47,11 @@ def metric_rows(workload, run):
             ("latency p99.9", ms(lat.get("p99_9", 0.0)), "ms", "lower"),
             ("server CPU", server.get("cpu_pct_of_core", 0.0), "% of a core", "lower"),
         ]
+        # Both servers can sit at 100% of their core in a closed loop: the
+        # cost of one echo is what tells them apart.
+        rate = run.get("msg_per_s", 0.0)
+        per_msg = server.get("cpu_pct_of_core", 0.0) / 100.0 * 1e6 / rate if rate > 0 else 0.0
+        rows.append(("server CPU per echo", per_msg, "µs", "lower"))
         if workload == "rate":
             rows.append(("server peak RSS (VmHWM)", server.get("hwm_kib", 0) / 1024.0, "MiB", "lower"))
     else:

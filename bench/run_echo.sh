@@ -3,7 +3,7 @@
 # `framegate-gateway --echo` and against the Node.js `ws` peer (bench/peers/ws-echo.js),
 # each server fresh for each workload on a free 127.0.0.1 port and stopped by PID.
 #
-#   bench/run_echo.sh            full run (about 3 minutes)
+#   bench/run_echo.sh            full run (about 4 minutes, plus waits for a quiet machine)
 #   bench/run_echo.sh --quick    small sizes and durations (smoke test, ~30 s)
 #
 # Environment:

@@ -2,6 +2,7 @@
 // runs one worker thread per --threads, drives the phases (connect, warm-up,
 // measure, drain, close), prints a progress line every second and the summary.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
   bool machine_ok = true;
   machine_sample machine_measure_start, machine_measure_end;
   auto probe_machine = [&](machine_sample& into) {
-    if (auto m = sample_machine())
+    if (auto m = sample_machine(getpid(), static_cast<pid_t>(opts.server_pid)))
       into = *m;
     else
       machine_ok = false;

@@ -102,7 +102,7 @@ void print_summary(std::FILE* out, const run_summary& s) {
     }
   }
   if (s.have_machine && s.measured_s > 0) {
-    const double other = s.machine_busy_s() - s.cpu_window.total() - (s.have_server ? s.server_cpu_s() : 0.0);
+    const double other = s.others_s();
     std::fprintf(out,
                  "  machine cpu   %.1f%% of one core busy in the window (all processes); other than loadgen%s: "
                  "%.1f%%; steal %.1f%%\n",
@@ -183,7 +183,7 @@ bool write_json(const std::string& path, const run_summary& s, std::string& erro
                  s.server_measure_end.rss_kib, s.server_after.hwm_kib, s.server_rss_per_conn_kib());
   }
   if (s.have_machine && s.measured_s > 0) {
-    const double other = s.machine_busy_s() - s.cpu_window.total() - (s.have_server ? s.server_cpu_s() : 0.0);
+    const double other = s.others_s();
     std::fprintf(
         f,
         "  \"machine_cpu\": {\"busy_pct_of_core\": %.1f, \"other_pct_of_core\": %.1f, \"steal_pct_of_core\": %.1f},\n",

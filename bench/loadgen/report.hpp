@@ -28,6 +28,7 @@ struct run_summary {
   bool have_machine = false;
   machine_sample machine_measure_start, machine_measure_end;
   double machine_busy_s() const { return machine_measure_end.busy_s - machine_measure_start.busy_s; }
+  double others_s() const { return machine_measure_end.others_s - machine_measure_start.others_s; }
   bool have_server = false;
   server_sample server_before, server_measure_start, server_measure_end, server_after;
 

@@ -1,6 +1,9 @@
 #include "server_probe.hpp"
 
+#include <dirent.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <cstdio>
 #include <cstring>
@@ -10,7 +13,33 @@
 
 namespace loadgen {
 
-std::optional<machine_sample> sample_machine() {
+namespace {
+
+// utime+stime+cutime+cstime of one process, in clock ticks; false if gone.
+bool process_ticks(long pid, unsigned long long& ticks) {
+  char path[48];
+  std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return false;
+  char buf[1024];
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the command name may contain spaces and ')'
+  if (p == nullptr) return false;
+  // Fields after ')': 3 state ... 14 utime, 15 stime, 16 cutime, 17 cstime.
+  unsigned long long v[4] = {};
+  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                  &v[3]) != 4) {
+    return false;
+  }
+  ticks = v[0] + v[1] + v[2] + v[3];
+  return true;
+}
+
+}  // namespace
+
+std::optional<machine_sample> sample_machine(pid_t self, pid_t server) {
   std::ifstream stat("/proc/stat");
   std::string cpu;
   unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
@@ -21,6 +50,18 @@ std::optional<machine_sample> sample_machine() {
   machine_sample m;
   m.busy_s = static_cast<double>(user + nice + system + irq + softirq + steal) / ticks;
   m.steal_s = static_cast<double>(steal) / ticks;
+  unsigned long long others = 0;
+  if (DIR* proc = opendir("/proc")) {
+    while (const dirent* e = readdir(proc)) {
+      if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+      const long pid = std::strtol(e->d_name, nullptr, 10);
+      if (pid == self || pid == server) continue;
+      unsigned long long t = 0;
+      if (process_ticks(pid, t)) others += t;
+    }
+    closedir(proc);
+  }
+  m.others_s = static_cast<double>(others) / ticks;
   return m;
 }
 

@@ -23,8 +23,15 @@ std::optional<server_sample> sample_server(pid_t pid);
 struct machine_sample {
   double busy_s = 0;   // user+nice+system+irq+softirq+steal, summed over cores
   double steal_s = 0;  // taken by the hypervisor
+  // utime+stime+cutime+cstime summed over every process except this one and
+  // the server. /proc/stat is tick-sampled and can disagree with per-process
+  // figures by tens of percent on this VM, so "other processes" is computed
+  // in the same per-process accounting as ours and the server's. Children's
+  // times count too: a compiler that exits and is reaped moves its time into
+  // its parent's cutime, so the difference of two samples still contains it.
+  double others_s = 0;
 };
 
-std::optional<machine_sample> sample_machine();
+std::optional<machine_sample> sample_machine(pid_t self, pid_t server);
 
 }  // namespace loadgen
