@@ -12,28 +12,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/option_values.hpp"
 #include "gateway/routing/sticky_key.hpp"
 
 namespace fg::gateway {
-
-namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    const auto b = item.find_first_not_of(" \t");
-    const auto e = item.find_last_not_of(" \t");
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
-
-std::chrono::milliseconds to_ms(double seconds) {
-  return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000.0)));
-}
-
-}  // namespace
 
 gateway_config parse_gateway_config(int argc, char** argv) {
   gateway_config cfg;
@@ -187,10 +169,10 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       spec.from == sticky_key_spec::source::header &&
       std::find(cfg.forward_headers.begin(), cfg.forward_headers.end(), spec.name) == cfg.forward_headers.end())
     cfg.forward_headers.push_back(spec.name);
-  cfg.handshake_timeout = to_ms(handshake_timeout);
-  cfg.close_timeout = to_ms(close_timeout);
-  cfg.idle_ping = to_ms(idle_ping);
-  cfg.pong_timeout = to_ms(pong_timeout);
+  cfg.handshake_timeout = seconds_to_ms(handshake_timeout);
+  cfg.close_timeout = seconds_to_ms(close_timeout);
+  cfg.idle_ping = seconds_to_ms(idle_ping);
+  cfg.pong_timeout = seconds_to_ms(pong_timeout);
   cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;
   return cfg;
 }

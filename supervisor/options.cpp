@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/endpoint.hpp"
+#include "common/option_values.hpp"
 #include "supervisor/config_file.hpp"
 
 namespace fg::supervisor {
@@ -30,10 +31,6 @@ std::string own_directory() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string(".") : exe.parent_path().string();
-}
-
-std::chrono::milliseconds to_ms(double seconds) {
-  return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000.0)));
 }
 
 struct up_parser {
@@ -133,8 +130,8 @@ struct up_parser {
 
 }  // namespace
 
-std::chrono::milliseconds supervisor_options::stop_timeout() const { return to_ms(stop_timeout_s); }
-std::chrono::milliseconds supervisor_options::start_timeout() const { return to_ms(start_timeout_s); }
+std::chrono::milliseconds supervisor_options::stop_timeout() const { return seconds_to_ms(stop_timeout_s); }
+std::chrono::milliseconds supervisor_options::start_timeout() const { return seconds_to_ms(start_timeout_s); }
 
 std::string up_help() { return up_parser{}.app.help(); }
 

@@ -9,22 +9,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/option_values.hpp"
 #include "worker/apps/builtin.hpp"
 
 namespace fg::worker {
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    const auto b = item.find_first_not_of(" \t");
-    const auto e = item.find_last_not_of(" \t");
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
 
 // Throws std::invalid_argument naming the first path no built-in app serves.
 void check_apps(const std::vector<std::string>& apps, bool enable_test_apps) {

@@ -36,7 +36,8 @@ void admin_server::start() {
   port_ = acceptor_.local_endpoint().port();
   do_accept();
   thread_ = std::thread([this] { io_.run(); });
-  component_logger("gateway")->info("admin listening on {}:{}", where.host, port_);
+  auto log = component_logger("gateway");
+  log->log(readiness_level(*log), "admin listening on {}:{}", where.host, port_);
 }
 
 void admin_server::stop() {

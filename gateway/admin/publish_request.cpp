@@ -3,16 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json/json_scan.hpp"
+#include "common/json/rooms_text.hpp"
 
 namespace fg::gateway::admin {
 
 namespace {
-
-// The same quoting as /rooms (nlohmann, UTF-8 kept as is), so a room name
-// comes out identical whichever way it was published.
-std::string quote(std::string_view text) {
-  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 // One {"room":R,"data":V} object; `where` prefixes errors inside a batch.
 bool parse_message(std::string_view raw, const std::string& where, std::vector<room_message>& out, std::string& error) {
@@ -53,41 +48,19 @@ bool parse_message(std::string_view raw, const std::string& where, std::vector<r
   return true;
 }
 
-// nlohmann's reason without its "[json.exception.parse_error.101] " tag.
-std::string syntax_error(std::string_view text) {
-  try {
-    [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);  // throws the reason
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string_view what = e.what();
-    if (const auto tag_end = what.find("] "); what.starts_with("[json.exception") && tag_end != std::string_view::npos)
-      what.remove_prefix(tag_end + 2);
-    return "invalid JSON: " + std::string(what);
-  } catch (const std::exception&) {
-  }
-  return "invalid JSON";
-}
-
 }  // namespace
 
 std::string room_delivery(std::string_view room, std::string_view raw_data) {
-  const std::string quoted_room = quote(room);
-  std::string out;
-  out.reserve(quoted_room.size() + raw_data.size() + 18);
-  out += "{\"room\":";
-  out += quoted_room;
-  out += ",\"data\":";
-  out += raw_data;
-  out += '}';
-  return out;
+  return json::room_delivery(room, raw_data);
 }
 
-std::string error_body(std::string_view message) { return "{\"error\":" + quote(message) + "}"; }
+std::string error_body(std::string_view message) { return json::error_object(message); }
 
 publish_parse_result parse_publish_request(std::string_view body) {
   publish_parse_result result;
   // The scanner trusts its input: validate first (this also rejects invalid UTF-8).
   if (!nlohmann::json::accept(body)) {
-    result.error = syntax_error(body);
+    result.error = json::syntax_error(body);
     return result;
   }
   std::string_view messages_raw;

@@ -45,8 +45,9 @@ void server::start() {
   }
   port_ = endpoint.port();
   for (std::size_t i = 0; i < threads_.size(); ++i) threads_[i]->start(std::move(acceptors[i]));
-  component_logger("gateway")->info("listening on {}:{} with {} thread(s){}", cfg.listen.host, port_, threads_.size(),
-                                    cfg.echo ? " in echo mode" : "");
+  auto log = component_logger("gateway");
+  log->log(readiness_level(*log), "listening on {}:{} with {} thread(s){}", cfg.listen.host, port_, threads_.size(),
+           cfg.echo ? " in echo mode" : "");
 }
 
 void server::run_until_signal() {

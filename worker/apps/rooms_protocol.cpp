@@ -3,37 +3,18 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json/json_scan.hpp"
+#include "common/json/rooms_text.hpp"
 
 namespace fg::worker {
 
 namespace {
 
-// A JSON string of arbitrary bytes; invalid UTF-8 (possible only when the
-// gateway skips validation) becomes U+FFFD instead of an exception.
-std::string quote(std::string_view text) {
-  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 rooms_parse_result failure(std::string message) { return {std::nullopt, std::move(message)}; }
-
-// nlohmann's reason without its "[json.exception.parse_error.101] " tag.
-std::string syntax_error(std::string_view text) {
-  try {
-    [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);  // throws the reason
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string_view what = e.what();
-    if (const auto tag_end = what.find("] "); what.starts_with("[json.exception") && tag_end != std::string_view::npos)
-      what.remove_prefix(tag_end + 2);
-    return "invalid JSON: " + std::string(what);
-  } catch (const std::exception&) {
-  }
-  return "invalid JSON";
-}
 
 }  // namespace
 
 rooms_parse_result parse_rooms_request(std::string_view text) {
-  if (!nlohmann::json::accept(text)) return failure(syntax_error(text));
+  if (!nlohmann::json::accept(text)) return failure(json::syntax_error(text));
 
   std::string_view op_raw, room_raw, data_raw;
   const bool is_object = json::for_each_member(text, [&](std::string_view key, std::string_view value) {
@@ -58,7 +39,7 @@ rooms_parse_result parse_rooms_request(std::string_view text) {
   else if (op == "publish")
     req.op = rooms_op::publish;
   else
-    return failure("unknown op " + quote(op) + ": use join, leave or publish");
+    return failure("unknown op " + json::quote(op) + ": use join, leave or publish");
 
   if (room_raw.empty()) return failure("missing \"room\"");
   if (json::kind_of(room_raw) != json::value_kind::string) return failure("\"room\" must be a string");
@@ -75,22 +56,9 @@ rooms_parse_result parse_rooms_request(std::string_view text) {
 }
 
 std::string rooms_delivery(std::string_view room, std::string_view raw_data) {
-  const std::string quoted_room = quote(room);
-  std::string out;
-  out.reserve(quoted_room.size() + raw_data.size() + 18);
-  out += "{\"room\":";
-  out += quoted_room;
-  out += ",\"data\":";
-  out += raw_data;
-  out += '}';
-  return out;
+  return json::room_delivery(room, raw_data);
 }
 
-std::string rooms_error(std::string_view message) {
-  std::string out = "{\"error\":";
-  out += quote(message);
-  out += '}';
-  return out;
-}
+std::string rooms_error(std::string_view message) { return json::error_object(message); }
 
 }  // namespace fg::worker
