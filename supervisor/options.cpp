@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -35,6 +36,7 @@ std::string own_directory() {
 
 struct up_parser {
   supervisor_options opts;
+  CLI::Option* static_dir = nullptr;
   CLI::App app{
       "framegate up: starts a local framegate cluster (one gateway, N workers), restarts what\n"
       "crashes, and stops all of it cleanly on Ctrl-C / SIGTERM.\n"
@@ -84,6 +86,11 @@ struct up_parser {
                    "redis-server executable for the private Redis (a bare name is looked up in PATH)")
         ->envname("FRAMEGATE_REDIS_SERVER_BIN")
         ->capture_default_str();
+    static_dir = app.add_option("--static-dir", opts.static_dir,
+                                "Directory the gateway serves plain HTTP GETs from (default: the bundled demo)")
+                     ->envname("FRAMEGATE_STATIC_DIR");
+    app.add_flag("--no-demo", opts.no_demo, "Do not serve the bundled browser demo (plain HTTP GETs get 426)")
+        ->envname("FRAMEGATE_NO_DEMO");
     app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error or off (children get it too)")
         ->envname("FRAMEGATE_LOG_LEVEL")
         ->capture_default_str()
@@ -93,7 +100,8 @@ struct up_parser {
   option_kind kind_of(std::string_view name) {
     const CLI::Option* opt = app.get_option_no_throw("--" + std::string(name));
     if (opt == nullptr) return option_kind::unknown;
-    return opt->get_type_size_max() == 0 ? option_kind::flag : option_kind::takes_value;
+    // A flag expects no value (its type size is still 1 in CLI11 2.1).
+    return opt->get_expected_max() == 0 ? option_kind::flag : option_kind::takes_value;
   }
 
   // File entries fill only what neither a flag nor the environment has set
@@ -125,6 +133,8 @@ struct up_parser {
     const auto dir = own_directory();
     if (opts.gateway_bin.empty()) opts.gateway_bin = dir + "/framegate-gateway";
     if (opts.worker_bin.empty()) opts.worker_bin = dir + "/framegate-worker";
+    opts.static_dir_given = static_dir->count() > 0;
+    if (!opts.static_dir_given && !opts.no_demo) opts.static_dir = find_demo_dir(dir);
   }
 };
 
@@ -132,6 +142,23 @@ struct up_parser {
 
 std::chrono::milliseconds supervisor_options::stop_timeout() const { return seconds_to_ms(stop_timeout_s); }
 std::chrono::milliseconds supervisor_options::start_timeout() const { return seconds_to_ms(start_timeout_s); }
+
+std::string find_demo_dir(const std::string& bin_dir) {
+  const std::filesystem::path bin(bin_dir);
+  std::vector<std::filesystem::path> candidates{bin / ".." / ".." / "deploy" / "demo",
+                                                bin / ".." / "share" / "framegate" / "demo"};
+#ifdef FRAMEGATE_SOURCE_DIR
+  candidates.push_back(std::filesystem::path(FRAMEGATE_SOURCE_DIR) / "deploy" / "demo");
+#endif
+  for (const auto& dir : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(dir / "index.html", ec)) {
+      const auto canonical = std::filesystem::canonical(dir, ec);
+      return ec ? dir.lexically_normal().string() : canonical.string();
+    }
+  }
+  return {};
+}
 
 std::string up_help() { return up_parser{}.app.help(); }
 
@@ -176,6 +203,14 @@ std::string format_effective_config(const supervisor_options& opts) {
   out << "gateway-bin = " << opts.gateway_bin << "\n";
   out << "worker-bin = " << opts.worker_bin << "\n";
   out << "log-level = " << opts.log_level << "\n";
+  if (opts.static_dir_given)
+    out << "static-dir = " << opts.static_dir << "\n";
+  else if (opts.no_demo)
+    out << "no-demo = true\n";
+  else if (!opts.static_dir.empty())
+    out << "# static-dir: the bundled demo\nstatic-dir = " << opts.static_dir << "\n";
+  else
+    out << "# static-dir: none (the bundled demo was not found)\n";
   if (!opts.redis.empty())
     out << "redis = " << opts.redis << "\n";
   else if (opts.no_redis)

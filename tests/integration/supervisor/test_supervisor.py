@@ -428,6 +428,14 @@ class SupervisorTest(unittest.TestCase):
         self.assertEqual(os.listdir(self.state), [])
         self.assertFalse(os.path.exists("/run/fg-test"))
 
+    def test_own_flag_followed_by_passthrough_option(self):
+        # A flag of the supervisor's takes no value: the option after it must pass through.
+        result = self.run_cli("up", "--print-config", "--slow-ms", "10", "--no-redis", "--max-fragments", "8")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        config = dict(l.split(" = ", 1) for l in result.stdout.splitlines() if l and not l.startswith("#"))
+        self.assertEqual(config["slow-ms"], "10")
+        self.assertEqual(config["max-fragments"], "8")
+
     def test_config_file_is_overridden_by_flags_and_environment(self):
         path = os.path.join(self.tmp, "framegate.conf")
         with open(path, "w") as f:
