@@ -117,6 +117,11 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   app.add_option("--api-token", cfg.api_token,
                  "Bearer token that POST /api/publish requires (unset: the publish API is disabled)")
       ->envname("FRAMEGATE_API_TOKEN");
+  app.add_option("--static-dir", cfg.static_dir,
+                 "Answer plain HTTP GET/HEAD (no Upgrade) on the client listener with files of this directory "
+                 "(unset: 426)")
+      ->envname("FRAMEGATE_STATIC_DIR")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--rcvbuf", cfg.rcvbuf, "SO_RCVBUF of client sockets in bytes (0: kernel default)")
       ->envname("FRAMEGATE_RCVBUF")
       ->capture_default_str()

@@ -50,6 +50,10 @@ struct gateway_config {
   bool admin_explicit = false;
   std::string api_token;  // empty: POST /api/publish answers 403
 
+  // Plain HTTP GET/HEAD (no Upgrade) on the client listener is answered from
+  // this directory (the browser demo); empty: such requests get 426.
+  std::string static_dir;
+
   int rcvbuf = 0;  // 0: kernel default
   int sndbuf = 0;
 

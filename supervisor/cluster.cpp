@@ -71,7 +71,9 @@ child_spec cluster::redis_spec() const {
 }
 
 child_spec cluster::gateway_spec() const {
-  return {"gateway", opts_.gateway_bin, {"--listen", opts_.listen, "--link-dir", link_dir_}, child_env()};
+  auto env = child_env();
+  if (!opts_.static_dir.empty()) env.emplace_back("FRAMEGATE_STATIC_DIR", opts_.static_dir);
+  return {"gateway", opts_.gateway_bin, {"--listen", opts_.listen, "--link-dir", link_dir_}, std::move(env)};
 }
 
 child_spec cluster::worker_spec(unsigned index) const {
@@ -114,6 +116,11 @@ void cluster::start() {
 void cluster::start_gateway() {
   logger()->info("starting gateway ({}) on {}, link directory {}{}", opts_.gateway_bin, opts_.listen, link_dir_,
                  redis_url_.empty() ? std::string(", no Redis") : ", Redis " + redis_url_);
+  if (!opts_.static_dir.empty())
+    logger()->info("the gateway serves {} to plain HTTP GETs{}", opts_.static_dir,
+                   opts_.static_dir_given ? "" : " (the browser demo: open http://HOST:PORT/)");
+  else if (!opts_.no_demo && !opts_.static_dir_given)
+    logger()->warn("the bundled browser demo (deploy/demo) was not found; plain HTTP GETs get 426");
   gateway_ = std::make_unique<supervised_child>(io_, gateway_spec(), gateway_ready_line, child_events());
   gateway_->start();
 }

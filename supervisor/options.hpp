@@ -23,6 +23,12 @@ struct supervisor_options {
   std::string worker_bin;
   std::string log_level = "info";
 
+  // What the gateway serves to plain HTTP GETs (FRAMEGATE_STATIC_DIR):
+  // --static-dir if given, else the bundled browser demo unless --no-demo.
+  std::string static_dir;  // after parsing: the directory the gateway gets, empty for none
+  bool no_demo = false;
+  bool static_dir_given = false;
+
   // Redis for the workers' broker: `redis` given, they use it; otherwise
   // a private redis-server is started first (unless `no_redis`: rooms then
   // span only the workers of this gateway, through its hub).
@@ -47,6 +53,12 @@ supervisor_options parse_up_options(const std::vector<std::string>& args);
 
 // The `framegate up --help` text.
 std::string up_help();
+
+// The bundled demo (deploy/demo) for the executable in `bin_dir`: the source
+// tree's (<bin>/../../deploy/demo, a build directory inside the repository),
+// the installed one (<bin>/../share/framegate/demo), then the source tree
+// this binary was built from. Empty if none holds an index.html.
+std::string find_demo_dir(const std::string& bin_dir);
 
 // `name = value` lines, loadable again with --config.
 std::string format_effective_config(const supervisor_options& opts);

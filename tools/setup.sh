@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libhiredis-dev prometheus-cpp-dev zlib1g-dev
   redis-server
+  chromium  # headless, for the browser demo test (tests/integration/browser)
   python3 python3-websockets
   clang libclang-rt-14-dev clang-format
 )

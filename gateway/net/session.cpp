@@ -14,6 +14,7 @@
 #include "common/buffer_pool.hpp"
 #include "common/logging.hpp"
 #include "gateway/http/handshake.hpp"
+#include "gateway/http/static_files.hpp"
 #include "gateway/net/io_thread.hpp"
 #include "gateway/ws/frame_writer.hpp"
 
@@ -73,14 +74,24 @@ void session::do_read_handshake() {
 
 void session::on_handshake(error_code ec) {
   if (phase_ != phase::handshake) return;
+  const auto& cfg = home_.config();
+  // With --static-dir, a request that does not ask for a WebSocket gets a
+  // file. Only asked once the header is whole: no error, or a body (Beast
+  // checks the body limit after the last header field).
+  const auto plain = [&] {
+    return !cfg.static_dir.empty() && http::static_files::is_plain_request(handshake_->parser.get().base());
+  };
   if (ec == beast::http::error::header_limit) return refuse(431, "request header block too large");
-  if (ec == beast::http::error::body_limit) return refuse(400, "a WebSocket handshake carries no body");
+  if (ec == beast::http::error::body_limit) {
+    if (plain()) return serve_static();
+    return refuse(400, "a WebSocket handshake carries no body");
+  }
   if (ec == asio::error::operation_aborted) return;
   if (ec == beast::http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset)
     return abort();
   if (ec) return refuse(400, "malformed HTTP request");
+  if (plain()) return serve_static();
 
-  const auto& cfg = home_.config();
   const auto verdict = http::evaluate_handshake(handshake_->parser.get().base(), cfg.handshake);
   if (!verdict.accepted()) return refuse(verdict.status, verdict.reason);
 
@@ -127,7 +138,21 @@ request_info session::make_request_info() const {
 
 void session::refuse(unsigned status, std::string_view reason) {
   ++home_.counters().handshakes_refused;
-  const std::string response = http::refusal_response(status, reason);
+  respond(http::refusal_response(status, reason));
+}
+
+void session::serve_static() {
+  const auto& req = handshake_->parser.get();
+  const bool head = req.method() == beast::http::verb::head;
+  http::static_files::result r;
+  if (head || req.method() == beast::http::verb::get)
+    r = http::static_files::resolve(home_.config().static_dir, {req.target().data(), req.target().size()});
+  else
+    r.status = 405;
+  respond(http::static_files::response(r, head));
+}
+
+void session::respond(std::string_view response) {
   auto& out = home_.cork_for(*this);
   out.append(response.data(), response.size());
   handshake_.reset();
@@ -135,7 +160,7 @@ void session::refuse(unsigned status, std::string_view reason) {
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   home_.uncork();
   if (phase_ == phase::closed) return;
-  shutdown_send();
+  if (!writing_) shutdown_send();  // else on_writable() sends the FIN once the backlog is out
   do_wait_read();
 }
 

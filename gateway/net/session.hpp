@@ -89,6 +89,8 @@ class session : public std::enable_shared_from_this<session> {
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
   void refuse(unsigned status, std::string_view reason);
+  void serve_static();                      // --static-dir: answers a plain HTTP request with a file
+  void respond(std::string_view response);  // writes an HTTP response, then drains
   void accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined);
 
   void do_wait_read();

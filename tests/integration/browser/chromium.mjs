@@ -1,0 +1,58 @@
+// Debian's headless Chromium for the browser tests, started by us (so it is
+// stopped by PID) with a fresh profile, and driven over CDP by playwright-core.
+// Never downloads a browser.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const chromiumPath = '/usr/bin/chromium';
+export const chromiumMissing = existsSync(chromiumPath)
+  ? false
+  : `${chromiumPath} is missing: install Debian's chromium (tools/setup.sh does)`;
+
+export class Chromium {
+  static async start(timeoutMs = 30000) {
+    const c = new Chromium();
+    c.profile = mkdtempSync(join(tmpdir(), 'fg-chromium-'));
+    c.proc = spawn(chromiumPath, [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage', `--user-data-dir=${c.profile}`,
+      '--remote-debugging-address=127.0.0.1', '--remote-debugging-port=0', 'about:blank',
+    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    c.exited = new Promise((resolve) => c.proc.on('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      const endpoint = await new Promise((resolve, reject) => {
+        let seen = '';
+        const timer = setTimeout(() => reject(new Error(`chromium printed no DevTools endpoint within ${timeoutMs} ms:\n${seen}`)), timeoutMs);
+        c.proc.stderr.on('data', (chunk) => {
+          seen += chunk.toString();
+          const m = seen.match(/DevTools listening on (ws:\/\/\S+)/);
+          if (m) { clearTimeout(timer); resolve(m[1]); }
+        });
+        c.exited.then(({ code, signal }) => { clearTimeout(timer); reject(new Error(`chromium exited (${code ?? signal}):\n${seen}`)); });
+      });
+      c.browser = await chromium.connectOverCDP(endpoint);
+      c.context = c.browser.contexts()[0];
+      return c;
+    } catch (e) {
+      await c.stop();
+      throw e;
+    }
+  }
+
+  newPage() { return this.context.newPage(); }
+
+  async stop(timeoutMs = 5000) {
+    if (this.browser) await this.browser.close().catch(() => {});  // disconnects; the process is ours to end
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      this.proc.kill('SIGTERM');
+      const timer = setTimeout(() => this.proc.kill('SIGKILL'), timeoutMs);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    rmSync(this.profile, { recursive: true, force: true });
+  }
+}
