@@ -10,7 +10,13 @@ import platform
 import subprocess
 import sys
 
-PEERS = ("framegate", "ws")
+# Server kinds, in column order. "workers" is the full path: the gateway plus
+# framegate-worker processes, each message crossing the link to a worker's /echo app.
+PEERS = ("framegate", "workers", "ws")
+LABELS = {"framegate": "framegate", "workers": "workers", "ws": "ws (Node)"}
+# (key, numerator, denominator): what the worker hop costs, and both against Node.
+RATIOS = (("framegate/ws", "framegate", "ws"), ("workers/framegate", "workers", "framegate"),
+          ("workers/ws", "workers", "ws"))
 
 # (workload id, title)
 WORKLOADS = [
@@ -19,6 +25,9 @@ WORKLOADS = [
     ("window1k", "closed loop {connections} conns x {window} in flight, {size} B, {duration_s:g} s"),
     ("idle", "{connections} idle connections over {sources} source IPs"),
 ]
+
+# Reference figures of shared/TARGETS.md (uWebSockets on this kind of machine).
+UWS = {"rate_p99_ms": 20.0, "window64": 2.44e6, "window1k": 1.51e6}
 
 
 def load(path):
@@ -29,15 +38,35 @@ def load(path):
         return None
 
 
-def metric_rows(workload, run):
-    """(metric name, value, unit, better) for one loadgen JSON."""
+def worker_cpu(samples):
+    """The worker processes' CPU over the sampled window: (total % of a core,
+    [(id, % of a core)], window seconds), or None without samples."""
+    if not samples or not samples.get("processes") or not samples.get("window_s"):
+        return None
+    hz = float(samples.get("clk_tck", 100))
+    window = float(samples["window_s"])
+    each = [(p["id"], (p["ticks_end"] - p["ticks_start"]) / hz / window * 100.0) for p in samples["processes"]]
+    return sum(v for _, v in each), each, window
+
+
+def metric_rows(workload, run, kind="framegate", samples=None):
+    """(metric name, value, unit, better) for one loadgen JSON. For the workers
+    kind the loadgen's --server-pid is the gateway; `samples` (run_echo.sh's
+    sampler) adds the worker processes. A value of None means not applicable
+    to this kind; the rows are the same for every kind, in table order."""
     lat = run.get("latency_us", {})
     server = run.get("server", {})
     ms = lambda us: us / 1000.0
+    rate = run.get("msg_per_s", 0.0)
+    per_msg = lambda pct: pct / 100.0 * 1e6 / rate if (pct is not None and rate > 0) else None
+    gw_cpu = server.get("cpu_pct_of_core", 0.0)
+    wk = worker_cpu(samples) if kind == "workers" else None
+    wk_cpu = wk[0] if wk else None
+    total_cpu = gw_cpu + wk_cpu if wk else (None if kind == "workers" else gw_cpu)
     rows = []
     if workload != "idle":
         rows += [
-            ("msg/s (echoes received)", run.get("msg_per_s", 0.0), "msg/s", "higher"),
+            ("msg/s (echoes received)", rate, "msg/s", "higher"),
             ("latency p50", ms(lat.get("p50", 0.0)), "ms", "lower"),
         ]
         if workload == "rate":
@@ -45,15 +74,28 @@ def metric_rows(workload, run):
         rows += [
             ("latency p99", ms(lat.get("p99", 0.0)), "ms", "lower"),
             ("latency p99.9", ms(lat.get("p99_9", 0.0)), "ms", "lower"),
-            ("server CPU", server.get("cpu_pct_of_core", 0.0), "% of a core", "lower"),
+            # workers kind: gateway + every worker process
+            ("server CPU", total_cpu, "% of a core", "lower"),
+            ("  gateway CPU", gw_cpu if kind != "ws" else None, "% of a core", "lower"),
+            ("  workers CPU", wk_cpu, "% of a core", "lower"),
         ]
         # Both servers can sit at 100% of their core in a closed loop: the
         # cost of one echo is what tells them apart.
-        rate = run.get("msg_per_s", 0.0)
-        per_msg = server.get("cpu_pct_of_core", 0.0) / 100.0 * 1e6 / rate if rate > 0 else 0.0
-        rows.append(("server CPU per echo", per_msg, "µs", "lower"))
+        rows += [
+            ("server CPU per echo", per_msg(total_cpu), "µs", "lower"),
+            ("  gateway CPU per echo", per_msg(gw_cpu) if kind != "ws" else None, "µs", "lower"),
+            ("  workers CPU per echo", per_msg(wk_cpu), "µs", "lower"),
+        ]
         if workload == "rate":
             rows.append(("server peak RSS (VmHWM)", server.get("hwm_kib", 0) / 1024.0, "MiB", "lower"))
+            procs = (samples or {}).get("processes") if kind == "workers" else None
+            conns = max(1, run.get("connections", 1))
+            rows.append(("workers RSS at end of window",
+                         sum(p["rss_end_kib"] for p in procs) / 1024.0 if procs else None, "MiB", "info"))
+            # (end of window - before the load generator connected) / connections
+            rows.append(("workers RSS growth per connection",
+                         sum(p["rss_end_kib"] - p["rss_before_kib"] for p in procs) / conns if procs else None,
+                         "KiB", "info"))
     else:
         rows += [
             ("connections established", run.get("open_at_end", 0), "", "higher"),
@@ -65,12 +107,21 @@ def metric_rows(workload, run):
         # How late the load generator itself sent (already inside the latency figures).
         rows.append(("loadgen send lag p99", ms(run.get("send_lag_us", {}).get("p99", 0.0)), "ms", "info"))
     if workload != "idle":
-        # CPU used by everything else on the machine during the window: a
-        # non-zero figure means another process competed for the two cores.
-        # (clamped at 0: /proc/stat and /proc/PID/stat tick at 100 Hz, so the difference can dip below 0)
-        other = max(0.0, run.get("machine_cpu", {}).get("other_pct_of_core", 0.0))
-        rows.append(("other processes CPU", other, "% of a core", "context"))
+        rows.append(("other processes CPU", other_cpu(run, kind, samples), "% of a core", "context"))
     return rows
+
+
+def other_cpu(run, kind, samples):
+    """CPU used by everything else on the machine during the window: a non-zero
+    figure means another process competed for the two cores. The loadgen counts
+    every process but itself and --server-pid, so the workers are taken out.
+    (clamped at 0: /proc/stat and /proc/PID/stat tick at 100 Hz, so the difference can dip below 0)"""
+    other = run.get("machine_cpu", {}).get("other_pct_of_core", 0.0)
+    if kind == "workers":
+        wk = worker_cpu(samples)
+        if wk:
+            other -= wk[0]
+    return max(0.0, other)
 
 
 def fmt(value, unit):
@@ -128,35 +179,101 @@ def machine_info():
     return info
 
 
+def ratio_of(a, b, better):
+    if better == "context" or a is None or b is None or b <= 0 or a < 0:
+        return None
+    return a / b
+
+
+def ratio_str(r, better):
+    if better == "context":
+        return ""
+    if r is None:
+        return "n/a"
+    return f"{r:.2f}x" if r >= 0.1 else f"{r:.3f}x"
+
+
+def target_checks(rows_by_key):
+    """The worker path against the issue's targets and shared/TARGETS.md."""
+    checks = []
+
+    def get(wid, metric, peer):
+        row = rows_by_key.get((wid, metric))
+        return row["values"].get(peer) if row else None
+
+    for wid, label in (("window64", "closed loop 64 B"), ("window1k", "closed loop 1 KiB")):
+        fg, wk, ws = (get(wid, "msg/s (echoes received)", p) for p in PEERS)
+        if fg and wk is not None:
+            r = wk / fg
+            checks.append({"target": f"{label}: full path >= 60% of gateway-only echo msg/s", "value": r,
+                           "met": r >= 0.6,
+                           "detail": f"{wk:,.0f} / {fg:,.0f} msg/s = {r:.0%}" +
+                           ("" if r >= 0.6 else f" ({0.6 / r:.2f}x short; {0.6 * fg - wk:,.0f} msg/s missing)")})
+        if wk is not None:
+            ref = UWS[wid]
+            checks.append({"target": f"{label}: through workers >= 0.5x uWS ({0.5 * ref:,.0f} msg/s, shared/TARGETS.md)",
+                           "value": wk / ref, "met": wk >= 0.5 * ref,
+                           "detail": f"{wk:,.0f} msg/s = {wk / ref:.2f}x uWS"})
+        if wk is not None and ws:
+            checks.append({"target": f"{label}: through workers >= 10x ws", "value": wk / ws, "met": wk >= 10 * ws,
+                           "detail": f"{wk / ws:.1f}x ws"})
+    fg, wk, _ = (get("rate", "latency p99", p) for p in PEERS)
+    if fg and wk is not None:
+        r = wk / fg
+        checks.append({"target": "open loop: full-path p99 within 2x of the gateway-only p99", "value": r,
+                       "met": r <= 2.0,
+                       "detail": f"{wk:.2f} ms vs {fg:.2f} ms = {r:.2f}x" + ("" if r <= 2 else f" ({r / 2:.2f}x over)")})
+    if wk is not None:
+        ref = UWS["rate_p99_ms"]
+        checks.append({"target": f"open loop: through workers p99 <= 2x uWS ({2 * ref:g} ms, shared/TARGETS.md)",
+                       "value": wk, "met": wk <= 2 * ref, "detail": f"{wk:.2f} ms"})
+    return checks
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--raw", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", default="0")
+    ap.add_argument("--peers", default=" ".join(PEERS))
     ap.add_argument("--gateway", default="")
+    ap.add_argument("--worker", default="")
+    ap.add_argument("--workers", default="1")
     ap.add_argument("--gateway-threads", default="1")
     ap.add_argument("--opcode", default="text")
     ap.add_argument("--idle-connections", default="0")
     args = ap.parse_args()
+    wanted = args.peers.split()
+    peers = [p for p in PEERS if p in wanted]
 
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "quick": args.quick == "1",
         "machine": machine_info(),
+        "peers": peers,
         "framegate": {"binary": args.gateway, "threads": int(args.gateway_threads), "mode": "--echo",
                       **binary_identity(args.gateway)},
         "opcode": args.opcode,
         "workloads": [],
         "rows": [],
     }
+    if "workers" in peers:
+        result["workers"] = {"gateway_binary": args.gateway, "threads": int(args.gateway_threads),
+                             "worker_binary": args.worker, "workers": int(args.workers), "path": "/echo",
+                             "worker_identity": binary_identity(args.worker)}
+    ratios = [(k, a, b) for k, a, b in RATIOS if a in peers and b in peers]
     lines = []
-    lines.append("| workload | metric | framegate | ws (Node) | framegate/ws |")
-    lines.append("|---|---|---:|---:|---:|")
+    lines.append("| workload | metric | " + " | ".join(LABELS[p] for p in peers) + " | " +
+                 " | ".join(k for k, _, _ in ratios) + " |")
+    lines.append("|---|---|" + "---:|" * (len(peers) + len(ratios)))
     problems = []
+    rows_by_key = {}
     for wid, title_fmt in WORKLOADS:
-        runs = {p: load(os.path.join(args.raw, f"{wid}.{p}.json")) for p in PEERS}
-        status = {p: load(os.path.join(args.raw, f"{wid}.{p}.status.json")) or {} for p in PEERS}
-        any_run = runs["framegate"] or runs["ws"]
+        runs = {p: load(os.path.join(args.raw, f"{wid}.{p}.json")) for p in peers}
+        status = {p: load(os.path.join(args.raw, f"{wid}.{p}.status.json")) or {} for p in peers}
+        samples = load(os.path.join(args.raw, f"{wid}.workers.workers.json")) if "workers" in peers else None
+        expected = [p for p in peers if not (wid == "idle" and p == "workers")]
+        any_run = next((runs[p] for p in expected if runs.get(p)), None)
         if not any_run:
             continue
         title = title_fmt.format(
@@ -165,26 +282,35 @@ def main():
             duration_s=any_run["duration_s"], sources="several")
         if wid == "idle":
             title = f"{any_run['connections']:,} idle connections, held {any_run['duration_s']:g} s"
-        result["workloads"].append({"id": wid, "title": title, "runs": runs, "status": status})
-        per_peer = {p: dict((m[0], m) for m in metric_rows(wid, runs[p])) if runs[p] else {} for p in PEERS}
-        names = [m[0] for m in metric_rows(wid, any_run)]
+        entry = {"id": wid, "title": title, "runs": runs, "status": status}
+        if samples is not None:
+            entry["worker_samples"] = samples
+        result["workloads"].append(entry)
+        per_peer = {p: {m[0]: m for m in metric_rows(wid, runs[p], p, samples) if m[1] is not None}
+                    if runs.get(p) else {} for p in peers}
+        names = [m[0] for m in metric_rows(wid, any_run, "workers", samples)
+                 if any(m[0] in per_peer[p] for p in peers)]
         first = True
         for name in names:
-            fg = per_peer["framegate"].get(name)
-            ws = per_peer["ws"].get(name)
-            unit = (fg or ws)[2]
-            better = (fg or ws)[3]
-            fv = fg[1] if fg else None
-            wv = ws[1] if ws else None
-            ratio = (fv / wv) if (fv is not None and wv and wv > 0 and fv >= 0 and better != "context") else None
-            result["rows"].append({"workload": wid, "title": title, "metric": name, "unit": unit, "better": better,
-                                   "framegate": fv, "ws": wv, "ratio": ratio})
-            ratio_s = "" if better == "context" else "n/a" if ratio is None else (f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.3f}x")
-            lines.append(f"| {title if first else ''} | {name} | {fmt(fv, unit)} | {fmt(wv, unit)} | {ratio_s} |")
+            meta = next(per_peer[p][name] for p in peers if name in per_peer[p])
+            unit, better = meta[2], meta[3]
+            values = {p: (per_peer[p][name][1] if name in per_peer[p] else None) for p in peers}
+            rr = {k: ratio_of(values[a], values[b], better) for k, a, b in ratios}
+            row = {"workload": wid, "title": title, "metric": name.strip(), "unit": unit, "better": better,
+                   "values": values, "ratios": rr,
+                   # the two-peer layout of earlier results files
+                   "framegate": values.get("framegate"), "ws": values.get("ws"), "ratio": rr.get("framegate/ws")}
+            if "workers" in peers:
+                row["workers"] = values.get("workers")
+            result["rows"].append(row)
+            rows_by_key[(wid, name.strip())] = row
+            cells = " | ".join(fmt(values[p], unit) for p in peers)
+            rcells = " | ".join(ratio_str(rr[k], better) for k, _, _ in ratios)
+            lines.append(f"| {title if first else ''} | {name} | {cells} | {rcells} |")
             first = False
-        for p in PEERS:
-            r = runs[p]
-            st = status[p]
+        for p in expected:
+            r = runs.get(p)
+            st = status.get(p, {})
             if r is None:
                 problems.append(f"{wid} / {p}: no result")
                 continue
@@ -193,13 +319,16 @@ def main():
             if r.get("errors", {}).get("total", 0):
                 problems.append(f"{wid} / {p}: {r['errors']['total']} connection errors (first: {r.get('first_error', '')})")
             if st.get("server_alive") is False:
-                problems.append(f"{wid} / {p}: the server process died")
-            other = r.get("machine_cpu", {}).get("other_pct_of_core", 0.0)
+                problems.append(f"{wid} / {p}: the server process died" + (" (gateway or a worker)" if p == "workers" else ""))
+            other = other_cpu(r, p, samples)
             if wid != "idle" and other > 25:
                 problems.append(f"{wid} / {p}: DISTURBED: other processes used {other:.0f}% of a core during the window")
             if r.get("backlog_at_end", 0):
                 problems.append(f"{wid} / {p}: {r['backlog_at_end']} scheduled messages never sent (server could not keep up)")
+            if p == "workers" and wid != "idle" and worker_cpu(samples) is None:
+                problems.append(f"{wid} / workers: no CPU samples of the worker processes")
     result["problems"] = problems
+    result["targets"] = target_checks(rows_by_key) if "workers" in peers else []
     with open(args.out, "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
@@ -207,12 +336,24 @@ def main():
     m = result["machine"]
     print(f"## Echo benchmark, {result['date']}{' (QUICK: smoke-test sizes)' if result['quick'] else ''}")
     print()
-    print(f"Machine: {m.get('cores')} cores ({m.get('cpu', '?')}), {m.get('memory_gib', '?')} GiB, Linux {m.get('kernel')}; "
-          f"node {m.get('node', '?')}, ws {m.get('ws', '?')}{' + bufferutil' if m.get('bufferutil') else ''}; "
-          f"framegate --threads {args.gateway_threads}; {args.opcode} messages; loadgen 1 thread.")
+    line = (f"Machine: {m.get('cores')} cores ({m.get('cpu', '?')}), {m.get('memory_gib', '?')} GiB, Linux {m.get('kernel')}; ")
+    if "ws" in peers:
+        line += f"node {m.get('node', '?')}, ws {m.get('ws', '?')}{' + bufferutil' if m.get('bufferutil') else ''}; "
+    if "framegate" in peers:
+        line += f"framegate: gateway --echo --threads {args.gateway_threads}; "
+    if "workers" in peers:
+        line += (f"workers: gateway --threads {args.gateway_threads} + {args.workers} framegate-worker "
+                 f"(/echo app; server CPU = gateway + workers); ")
+    line += f"{args.opcode} messages; loadgen 1 thread."
+    print(line)
     print()
     print("\n".join(lines))
     print()
+    if result["targets"]:
+        print("Worker path against its targets:")
+        for c in result["targets"]:
+            print(f"- {'met' if c['met'] else 'NOT MET'}: {c['target']}: {c['detail']}")
+        print()
     if problems:
         print("Problems:")
         for p in problems:

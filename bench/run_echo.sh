@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
 # Side-by-side echo benchmark: the same workloads, one after another, against
-# `framegate-gateway --echo` and against the Node.js `ws` peer (bench/peers/ws-echo.js),
+#   framegate  `framegate-gateway --echo` (the gateway answers every message itself),
+#   workers    the full path: the gateway plus WORKERS `framegate-worker` processes on a
+#              private link directory; each message crosses the Unix-socket link to a
+#              worker whose /echo app sends it back through the gateway,
+#   ws         the Node.js `ws` peer (bench/peers/ws-echo.js),
 # each server fresh for each workload on a free 127.0.0.1 port and stopped by PID.
 #
-#   bench/run_echo.sh            full run (about 4 minutes, plus waits for a quiet machine)
-#   bench/run_echo.sh --quick    small sizes and durations (smoke test, ~30 s)
+#   bench/run_echo.sh            full run (about 6 minutes, plus waits for a quiet machine)
+#   bench/run_echo.sh --quick    small sizes and durations (smoke test, ~45 s)
 #
 # Environment:
 #   FRAMEGATE_GATEWAY_BIN   gateway binary   (default build/bin/framegate-gateway)
 #   FRAMEGATE_LOADGEN_BIN   load generator   (default: next to the gateway, else build/bin)
-#   GATEWAY_THREADS         gateway --threads (default 1: the same one core Node's event loop gets)
+#   FRAMEGATE_WORKER_BIN    worker binary    (default: next to the gateway, else build/bin)
+#   PEERS                   which servers, in this order per workload (default "framegate workers ws")
+#   GATEWAY_THREADS         gateway --threads, both framegate kinds (default 1: the one core Node gets)
+#   WORKERS                 worker processes of the `workers` kind (default 1; on a 2-core box the
+#                           gateway thread, one worker and the load generator already share the cores)
 #   OPCODE                  text|binary (default text: both servers validate UTF-8, as in production)
 #   RESULTS_DIR             where echo-<date>.json goes (default bench/results)
 #   QUIET_WAIT              before each run, seconds to wait for other processes to go quiet
 #                           (default 120; 0 with --quick)
+# The idle-connections workload runs for framegate and ws only (a worker holds
+# one table entry per connection and no socket; its RSS growth per connection
+# is reported from the open-loop run instead).
 # Output: a markdown table on stdout, bench/results/echo-<date>.json, and a PNG
 # of the ratios if python3-matplotlib is installed. Exit code 1 if a run failed
 # its echo checks or a server died.
@@ -27,6 +38,13 @@ if [[ -z "${FRAMEGATE_LOADGEN_BIN:-}" ]]; then
   [[ -x "$FRAMEGATE_LOADGEN_BIN" ]] || FRAMEGATE_LOADGEN_BIN="$ROOT/build/bin/framegate-loadgen"
 fi
 LOADGEN=$FRAMEGATE_LOADGEN_BIN
+if [[ -z "${FRAMEGATE_WORKER_BIN:-}" ]]; then
+  FRAMEGATE_WORKER_BIN="$(dirname "$GATEWAY")/framegate-worker"
+  [[ -x "$FRAMEGATE_WORKER_BIN" ]] || FRAMEGATE_WORKER_BIN="$ROOT/build/bin/framegate-worker"
+fi
+WORKER=$FRAMEGATE_WORKER_BIN
+PEERS=${PEERS:-framegate workers ws}
+WORKERS=${WORKERS:-1}
 GATEWAY_THREADS=${GATEWAY_THREADS:-1}
 OPCODE=${OPCODE:-text}
 RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
@@ -35,7 +53,7 @@ QUICK=0
 for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_echo.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,10 +61,21 @@ done
 die() { echo "run_echo.sh: $*" >&2; exit 2; }
 [[ -x "$GATEWAY" ]] || die "gateway binary not found: $GATEWAY (build it, or set FRAMEGATE_GATEWAY_BIN)"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build the framegate-loadgen target, or set FRAMEGATE_LOADGEN_BIN)"
-command -v node >/dev/null || die "node is required for the ws peer"
+for p in $PEERS; do
+  case "$p" in framegate|workers|ws) ;; *) die "PEERS: unknown server kind '$p' (framegate, workers, ws)" ;; esac
+done
+[[ -n "${PEERS// /}" ]] || die "PEERS is empty"
+has_peer() { [[ " $PEERS " == *" $1 "* ]]; }
+[[ "$WORKERS" =~ ^[1-9][0-9]*$ ]] || die "WORKERS must be a positive integer (got '$WORKERS')"
+if has_peer workers; then
+  [[ -x "$WORKER" ]] || die "worker binary not found: $WORKER (build it, or set FRAMEGATE_WORKER_BIN)"
+fi
+if has_peer ws; then
+  command -v node >/dev/null || die "node is required for the ws peer"
+fi
 command -v python3 >/dev/null || die "python3 is required for the report"
 
-if [[ ! -d "$BENCH/node_modules/ws" ]]; then
+if has_peer ws && [[ ! -d "$BENCH/node_modules/ws" ]]; then
   echo "[run_echo] installing the Node peer's packages (npm ci in bench/)" >&2
   (cd "$BENCH" && npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
@@ -101,25 +130,50 @@ wait_quiet() {  # before each run: up to QUIET_WAIT s for the machine to be idle
 STAMP=$(date -u +%Y%m%d-%H%M%S)
 RAW_DIR=$(mktemp -d "${TMPDIR:-/tmp}/framegate-echo-$STAMP.XXXXXX")
 mkdir -p "$RESULTS_DIR"
-SERVER_PID=""
+SERVER_PID=""      # the gateway (framegate, workers) or node (ws)
 SERVER_PORT=""
+SERVER_PATH="/"    # what the load generator targets: the workers' app is mounted at /echo
+WORKER_PIDS=()     # workers kind: one PID per framegate-worker
+WORKER_IDS=()
+LINK_DIR=""        # workers kind: the private link directory
+SAMPLER_PID=""
 FAILED=0
 
-stop_server() {
-  [[ -n "$SERVER_PID" ]] || return 0
-  if kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
+stop_pid() {  # stop_pid PID NAME: SIGTERM, SIGKILL after 10 s, reaped
+  local pid=$1 name=$2
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do
-      kill -0 "$SERVER_PID" 2>/dev/null || break
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-      echo "[run_echo] server $SERVER_PID ignored SIGTERM for 10 s: SIGKILL" >&2
-      kill -KILL "$SERVER_PID" 2>/dev/null || true
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "[run_echo] $name $pid ignored SIGTERM for 10 s: SIGKILL" >&2
+      kill -KILL "$pid" 2>/dev/null || true
     fi
   fi
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=""
+  wait "$pid" 2>/dev/null || true
+}
+stop_server() {
+  if [[ -n "$SAMPLER_PID" ]]; then
+    kill -TERM "$SAMPLER_PID" 2>/dev/null || true
+    wait "$SAMPLER_PID" 2>/dev/null || true
+    SAMPLER_PID=""
+  fi
+  # Workers first: the gateway then sees its links close instead of the
+  # workers retrying a link directory that is going away.
+  local i
+  for i in "${!WORKER_PIDS[@]}"; do stop_pid "${WORKER_PIDS[$i]}" "worker ${WORKER_IDS[$i]}"; done
+  WORKER_PIDS=()
+  WORKER_IDS=()
+  if [[ -n "$SERVER_PID" ]]; then
+    stop_pid "$SERVER_PID" server
+    SERVER_PID=""
+  fi
+  if [[ -n "$LINK_DIR" ]]; then
+    rm -rf "$LINK_DIR"
+    LINK_DIR=""
+  fi
 }
 cleanup() {
   stop_server
@@ -128,12 +182,21 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# start_server framegate|ws LOGFILE: sets SERVER_PID and SERVER_PORT.
+# start_server framegate|workers|ws LOGFILE: sets SERVER_PID, SERVER_PORT, SERVER_PATH
+# (and, for workers, WORKER_PIDS, WORKER_IDS, LINK_DIR). The admin listener is
+# off: it has no cost, but its fixed default port could collide with another
+# gateway running on the machine (CI).
 start_server() {
   local kind=$1 log=$2
+  SERVER_PATH="/"
   case "$kind" in
     framegate)
-      "$GATEWAY" --echo --listen 127.0.0.1:0 --threads "$GATEWAY_THREADS" >"$log" 2>&1 &
+      "$GATEWAY" --echo --listen 127.0.0.1:0 --threads "$GATEWAY_THREADS" --admin off >"$log" 2>&1 &
+      ;;
+    workers)
+      LINK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fg-echo-link.XXXXXX")
+      "$GATEWAY" --listen 127.0.0.1:0 --threads "$GATEWAY_THREADS" --link-dir "$LINK_DIR" --admin off >"$log" 2>&1 &
+      SERVER_PATH="/echo"
       ;;
     ws)
       node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 &
@@ -143,13 +206,101 @@ start_server() {
   SERVER_PORT=""
   for _ in $(seq 1 200); do
     SERVER_PORT=$(grep -oE 'listening on [^ ]+:[0-9]+' "$log" 2>/dev/null | head -1 | grep -oE '[0-9]+$' || true)
-    [[ -n "$SERVER_PORT" ]] && return 0
+    [[ -n "$SERVER_PORT" ]] && break
     kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.05
   done
-  echo "[run_echo] $kind did not start; its log:" >&2
-  cat "$log" >&2
+  if [[ -z "$SERVER_PORT" ]]; then
+    echo "[run_echo] $kind did not start; its log:" >&2
+    cat "$log" >&2
+    exit 1
+  fi
+  [[ $kind == workers ]] || return 0
+  # Workers link to every link-<thread>.sock; the gateway logs one
+  # "worker 'wK' (pid P, ...) registered" line per worker.
+  local k registered=0
+  for ((k = 1; k <= WORKERS; k++)); do
+    "$WORKER" --id "w$k" --link-dir "$LINK_DIR" >"${log%.server.log}.worker-w$k.log" 2>&1 &
+    WORKER_PIDS+=("$!")
+    WORKER_IDS+=("w$k")
+  done
+  for _ in $(seq 1 200); do
+    registered=$(grep -cE "worker '.*' \(pid [0-9]+.*registered" "$log" 2>/dev/null || true)
+    (( registered >= WORKERS )) && return 0
+    sleep 0.05
+  done
+  echo "[run_echo] only $registered of $WORKERS workers registered within 10 s; gateway log:" >&2
+  tail -20 "$log" >&2
+  for k in "${!WORKER_IDS[@]}"; do
+    echo "[run_echo] worker ${WORKER_IDS[$k]} log:" >&2
+    tail -5 "${log%.server.log}.worker-${WORKER_IDS[$k]}.log" >&2
+  done
   exit 1
+}
+
+# proc_sample PID: prints "utime+stime ticks" and "VmRSS KiB" of one process.
+proc_sample() {
+  local stat rss=0 k v _
+  read -r stat <"/proc/$1/stat" 2>/dev/null || { echo "0 0"; return; }
+  # Fields after "comm)": 3 state ... 14 utime, 15 stime.
+  local -a f
+  read -r -a f <<<"${stat##*) }"
+  while read -r k v _; do [[ $k == VmRSS: ]] && rss=$v; done <"/proc/$1/status" 2>/dev/null || true
+  echo "$((f[11] + f[12])) $rss"
+}
+
+# sample_workers PROGRESS_FILE OUT_JSON WARMUP DURATION LOADGEN_PID: run in the
+# background during a workers-kind loadgen run. The load generator's JSON has
+# no timestamps of its measured window, but it prints "[loadgen] ready:" right
+# after fixing them: load starts 20 ms later, the window after --warmup, and
+# lasts --duration. The worker processes' utime+stime and VmRSS are sampled
+# at those edges (within ~10 ms: the polling below and 100 Hz ticks).
+sample_workers() {
+  local progress=$1 out=$2 warmup=$3 duration=$4 lg=$5
+  local sfd t_ready t_start t_end i
+  exec {sfd}<> <(:)  # `read -t` on this descriptor is a sleep without a fork
+  local -a before start end
+  for i in "${!WORKER_PIDS[@]}"; do before[i]=$(proc_sample "${WORKER_PIDS[$i]}"); done
+  until grep -q 'ready:' "$progress" 2>/dev/null; do
+    kill -0 "$lg" 2>/dev/null || return 0
+    read -r -t 0.005 -u "$sfd" _ || true
+  done
+  t_ready=$EPOCHREALTIME
+  nap_until() {
+    local left
+    left=$(awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN{d = a - b; printf "%.6f", (d > 0 ? d : 0)}')
+    [[ $left == 0.000000 ]] || read -r -t "$left" -u "$sfd" _ || true
+  }
+  nap_until "$(awk -v t="$t_ready" -v w="$warmup" 'BEGIN{printf "%.6f", t + 0.02 + w}')"
+  t_start=$EPOCHREALTIME
+  for i in "${!WORKER_PIDS[@]}"; do start[i]=$(proc_sample "${WORKER_PIDS[$i]}"); done
+  nap_until "$(awk -v t="$t_start" -v d="$duration" 'BEGIN{printf "%.6f", t + d}')"
+  t_end=$EPOCHREALTIME
+  for i in "${!WORKER_PIDS[@]}"; do end[i]=$(proc_sample "${WORKER_PIDS[$i]}"); done
+  {
+    printf '{"method": "loadgen ready line + 20 ms + warmup, for --duration", "clk_tck": %d, ' "$(getconf CLK_TCK)"
+    printf '"warmup_s": %s, "duration_s": %s, "window_s": %s, "processes": [' "$warmup" "$duration" \
+      "$(awk -v a="$t_start" -v b="$t_end" 'BEGIN{printf "%.3f", b - a}')"
+    for i in "${!WORKER_PIDS[@]}"; do
+      read -r b_ticks b_rss <<<"${before[$i]}"
+      read -r s_ticks s_rss <<<"${start[$i]}"
+      read -r e_ticks e_rss <<<"${end[$i]}"
+      [[ $i == 0 ]] || printf ', '
+      printf '{"id": "%s", "pid": %d, "ticks_before": %d, "ticks_start": %d, "ticks_end": %d, ' \
+        "${WORKER_IDS[$i]}" "${WORKER_PIDS[$i]}" "$b_ticks" "$s_ticks" "$e_ticks"
+      printf '"rss_before_kib": %d, "rss_start_kib": %d, "rss_end_kib": %d}' "$b_rss" "$s_rss" "$e_rss"
+    done
+    printf ']}\n'
+  } >"$out"
+}
+
+arg_value() {  # arg_value NAME ARGS...: the value after NAME in ARGS (empty if absent)
+  local name=$1
+  shift
+  while (($#)); do
+    if [[ $1 == "$name" && $# -ge 2 ]]; then echo "$2"; return; fi
+    shift
+  done
 }
 
 # run_one WORKLOAD KIND ARGS...: fresh server, one loadgen run, server stopped.
@@ -157,17 +308,39 @@ run_one() {
   local workload=$1 kind=$2
   shift 2
   local json="$RAW_DIR/$workload.$kind.json" log="$RAW_DIR/$workload.$kind.server.log"
+  local progress="$RAW_DIR/$workload.$kind.progress.txt"
   wait_quiet
   start_server "$kind" "$log"
-  echo "[run_echo] $workload against $kind (pid $SERVER_PID, port $SERVER_PORT): framegate-loadgen $*" >&2
-  local rc=0
-  "$LOADGEN" --url "ws://127.0.0.1:$SERVER_PORT/" --opcode "$OPCODE" --server-pid "$SERVER_PID" \
-    --json "$json" "$@" >"$RAW_DIR/$workload.$kind.summary.txt" 2>"$RAW_DIR/$workload.$kind.progress.txt" || rc=$?
+  local what="pid $SERVER_PID"
+  [[ $kind == workers ]] && what="gateway pid $SERVER_PID, workers ${WORKER_PIDS[*]}"
+  echo "[run_echo] $workload against $kind ($what, port $SERVER_PORT): framegate-loadgen $*" >&2
+  local rc=0 lg
+  "$LOADGEN" --url "ws://127.0.0.1:$SERVER_PORT$SERVER_PATH" --opcode "$OPCODE" --server-pid "$SERVER_PID" \
+    --json "$json" "$@" >"$RAW_DIR/$workload.$kind.summary.txt" 2>"$progress" &
+  lg=$!
+  if [[ $kind == workers ]]; then
+    sample_workers "$progress" "$RAW_DIR/$workload.$kind.workers.json" \
+      "$(arg_value --warmup "$@")" "$(arg_value --duration "$@")" "$lg" &
+    SAMPLER_PID=$!
+  fi
+  wait "$lg" || rc=$?
+  if [[ -n "$SAMPLER_PID" ]]; then
+    # The sampler ends with the measured window, before the loadgen's drain;
+    # it is only still running if the load generator stopped early.
+    kill -TERM "$SAMPLER_PID" 2>/dev/null || true
+    wait "$SAMPLER_PID" 2>/dev/null || true
+    SAMPLER_PID=""
+  fi
   sed 's/^/    /' "$RAW_DIR/$workload.$kind.summary.txt" >&2
-  local alive=1
-  kill -0 "$SERVER_PID" 2>/dev/null || alive=0
+  local alive=1 dead=""
+  kill -0 "$SERVER_PID" 2>/dev/null || { alive=0; dead="the gateway"; }
+  [[ $kind == ws ]] && dead=${dead/the gateway/node}
+  local i
+  for i in "${!WORKER_PIDS[@]}"; do
+    kill -0 "${WORKER_PIDS[$i]}" 2>/dev/null || { alive=0; dead="$dead worker ${WORKER_IDS[$i]}"; }
+  done
   if [[ $alive == 0 ]]; then
-    echo "[run_echo] $kind DIED during $workload; its log:" >&2
+    echo "[run_echo] $kind DIED during $workload ($dead); the gateway/server log:" >&2
     tail -20 "$log" >&2
     FAILED=1
   fi
@@ -175,21 +348,23 @@ run_one() {
     echo "[run_echo] $workload against $kind: load generator exit code $rc (echo checks failed or no connection)" >&2
     FAILED=1
   fi
-  printf '{"exit_code": %d, "server_alive": %s}\n' "$rc" "$([[ $alive == 1 ]] && echo true || echo false)" \
-    >"$RAW_DIR/$workload.$kind.status.json"
+  printf '{"exit_code": %d, "server_alive": %s, "workers": %d}\n' "$rc" "$([[ $alive == 1 ]] && echo true || echo false)" \
+    "$([[ $kind == workers ]] && echo "$WORKERS" || echo 0)" >"$RAW_DIR/$workload.$kind.status.json"
   stop_server
   sleep 1  # let TIME_WAIT sockets and the freed memory settle between runs
 }
 
-# framegate then ws for each workload, so slow drift of the machine hits both alike.
-for kind in framegate ws; do run_one rate "$kind" "${RATE_ARGS[@]}"; done
-for kind in framegate ws; do run_one window64 "$kind" "${W64_ARGS[@]}"; done
-for kind in framegate ws; do run_one window1k "$kind" "${W1K_ARGS[@]}"; done
-for kind in framegate ws; do run_one idle "$kind" "${IDLE_ARGS[@]}"; done
+# PEERS in order for each workload (default framegate, workers, ws), so slow
+# drift of the machine hits them all alike. Idle: framegate and ws only.
+for kind in $PEERS; do run_one rate "$kind" "${RATE_ARGS[@]}"; done
+for kind in $PEERS; do run_one window64 "$kind" "${W64_ARGS[@]}"; done
+for kind in $PEERS; do run_one window1k "$kind" "${W1K_ARGS[@]}"; done
+for kind in $PEERS; do [[ $kind == workers ]] || run_one idle "$kind" "${IDLE_ARGS[@]}"; done
 
 OUT_JSON="$RESULTS_DIR/echo-$STAMP.json"
-python3 "$BENCH/echo_report.py" --raw "$RAW_DIR" --out "$OUT_JSON" --quick "$QUICK" \
-  --gateway "$GATEWAY" --gateway-threads "$GATEWAY_THREADS" --opcode "$OPCODE" --idle-connections "$IDLE_N"
+python3 "$BENCH/echo_report.py" --raw "$RAW_DIR" --out "$OUT_JSON" --quick "$QUICK" --peers "$PEERS" \
+  --gateway "$GATEWAY" --worker "$WORKER" --workers "$WORKERS" \
+  --gateway-threads "$GATEWAY_THREADS" --opcode "$OPCODE" --idle-connections "$IDLE_N"
 echo "[run_echo] results: $OUT_JSON" >&2
 # Debian's python3-matplotlib lives in the system interpreter, which may not be
 # the python3 first on PATH (pyenv, venv): use whichever can import it.
