@@ -14,6 +14,7 @@
 #include "clock.hpp"
 #include "options.hpp"
 #include "report.hpp"
+#include "rooms.hpp"
 #include "server_probe.hpp"
 #include "worker.hpp"
 
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const options& opts = *parsed;
+  if (opts.run_mode == mode::rooms) return run_rooms(opts);
 
   std::signal(SIGPIPE, SIG_IGN);  // a vanished server must be an error count, not a dead process
   struct sigaction sa {};

@@ -70,6 +70,7 @@ const char* mode_name(mode m) {
     case mode::rate: return "rate";
     case mode::window: return "window";
     case mode::idle: return "idle";
+    case mode::rooms: return "rooms";
   }
   return "?";
 }
@@ -80,16 +81,34 @@ const char* usage_text() {
 Usage: framegate-loadgen --url ws://127.0.0.1:PORT/path [options]
 
 Workload
-  --mode rate|window|idle   rate: open loop, one message per connection every
+  --mode rate|window|idle|rooms
+                            rate: open loop, one message per connection every
                             --rate-per-conn-ms (latency from the intended send
                             time, so a slow server cannot hide its tail);
                             window: closed loop, --window messages in flight
-                            per connection; idle: connect, hold, report
+                            per connection; idle: connect, hold, report;
+                            rooms: fan-out through the /rooms JSON protocol
   --connections N           connections to open (default 1)
   --size BYTES              payload size (default 256; >= 8 to measure latency)
   --opcode binary|text      message type (default binary; payload is ASCII)
   --rate-per-conn-ms MS     rate mode interval per connection (default 10)
   --window W                window mode messages in flight (default 16)
+Rooms mode (--mode rooms; --connections and --size are not used)
+  --rooms R                 rooms "r0".."r<R-1>" (default 1)
+  --members N               member connections, member i joins room i % R
+                            (default 1000)
+  --publishers P            publishers, publisher p publishes to room p % R
+                            (default 1)
+  --publishers-join yes|no  yes (default): publisher p is member p, so it
+                            receives its own publishes; no: P extra
+                            connections that join nothing
+  --publish-rate N          publishes per second per publisher (default 10);
+                            data {"t":<intended send ns>,"p":<p>,"s":<seq>}
+  --join-settle S           wait after the joins before publishing (default 1)
+  --probe-pid NAME=PID      report that local process's CPU over the window
+                            (repeatable)
+  Exit code 1 also on duplicates, reorders, misrouted or malformed
+  deliveries; losses are reported (delivered % of expected), not fatal.
 Timing (each phase bounded; the run always ends)
   --duration S              measured seconds (default 10, max 3600)
   --warmup S                load before measuring (default 0)
@@ -156,6 +175,8 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
         o.run_mode = mode::window;
       else if (value == "idle")
         o.run_mode = mode::idle;
+      else if (value == "rooms")
+        o.run_mode = mode::rooms;
       else
         ok = false;
     } else if (name == "--connections") {
@@ -203,6 +224,24 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
       ok = parse_uint(value, o.window) && o.window >= 1 && o.window <= 1'000'000;
     } else if (name == "--server-pid") {
       ok = parse_uint(value, o.server_pid) && o.server_pid > 0;
+    } else if (name == "--rooms") {
+      ok = parse_uint(value, o.rooms) && o.rooms >= 1 && o.rooms <= 1'000'000;
+    } else if (name == "--members") {
+      ok = parse_uint(value, o.members) && o.members <= 1'000'000;
+    } else if (name == "--publishers") {
+      ok = parse_uint(value, o.publishers) && o.publishers <= 1'000'000;
+    } else if (name == "--publishers-join") {
+      ok = value == "yes" || value == "no";
+      o.publishers_join = value == "yes";
+    } else if (name == "--publish-rate") {
+      ok = parse_double(value, o.publish_rate) && o.publish_rate >= 0.001 && o.publish_rate <= 1'000'000;
+    } else if (name == "--join-settle") {
+      ok = parse_double(value, o.join_settle_s) && o.join_settle_s >= 0 && o.join_settle_s <= 600;
+    } else if (name == "--probe-pid") {
+      const auto eq = value.find('=');
+      int pid = 0;
+      ok = eq != std::string::npos && eq > 0 && parse_uint(std::string_view(value).substr(eq + 1), pid) && pid > 0;
+      if (ok) o.probe_pids.emplace_back(value.substr(0, eq), pid);
     } else if (name == "--json") {
       o.json_path = value;
     } else {
@@ -219,6 +258,7 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
     return std::nullopt;
   }
   o.drain_max_s = std::max(o.drain_max_s, o.drain_s);
+  if (o.run_mode == mode::rooms) o.connections = o.members + (o.publishers_join ? 0 : o.publishers);
   if (o.connect_timeout_s == 0) {
     o.connect_timeout_s = std::min(600.0, 10.0 + static_cast<double>(o.connections) / o.connect_rate);
   }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <netinet/in.h>
@@ -11,7 +12,7 @@
 
 namespace loadgen {
 
-enum class mode { rate, window, idle };
+enum class mode { rate, window, idle, rooms };
 
 struct options {
   mode run_mode = mode::rate;
@@ -35,6 +36,14 @@ struct options {
   std::string json_path;
   int server_pid = 0;  // sample this local process's CPU and memory at the window edges
   bool progress = true;
+  // rooms mode (see rooms.hpp)
+  std::uint32_t rooms = 1;
+  std::uint32_t members = 1000;
+  std::uint32_t publishers = 1;
+  bool publishers_join = true;
+  double publish_rate = 10;                             // publishes per second per publisher
+  double join_settle_s = 1;                             // after the joins, before the first publish
+  std::vector<std::pair<std::string, int>> probe_pids;  // --probe-pid NAME=PID: CPU over the window
 };
 
 // Parses argv. On error returns nullopt and sets error; on --help sets

@@ -126,7 +126,9 @@ std::unique_ptr<workload> make_workload(const options& opts, const timeline& tim
   switch (opts.run_mode) {
     case mode::rate: return std::make_unique<rate_workload>(opts, times, sink);
     case mode::window: return std::make_unique<window_workload>(opts, times, sink);
-    case mode::idle: return std::make_unique<idle_workload>();
+    case mode::idle:
+    case mode::rooms:  // rooms mode has its own runner (rooms.cpp)
+      return std::make_unique<idle_workload>();
   }
   return nullptr;
 }

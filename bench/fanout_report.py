@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Combines the per-run JSON files of bench/run_fanout.sh (framegate-loadgen
+--mode rooms summaries, annotated by the script) into one results file and
+prints the side-by-side markdown tables on stdout.
+
+Usage: fanout_report.py --out FILE [--quick 0|1] [--duration S]
+                        [--loadgen-threads N] [--workers N] RUN.json...
+A combined results file (bench/results/fanout-*.json) is accepted as input
+too, to print its tables again.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+
+WORKLOADS = {
+    "1room-100k": "1 room, 1,000 members, 10 publishers x 10/s (100k/s offered)",
+    "1room-1m": "1 room, 1,000 members, 10 publishers x 100/s (1M/s offered)",
+    "100rooms": "100 rooms x 10 members, 100 publishers x 100/s (100k/s offered)",
+}
+TARGETS = {  # TARGETS.md, fan-out: framegate target through Redis
+    "1room-100k": {"delivered_per_s": 100_000, "p99_ms": 20},
+    "1room-1m": {"delivered_per_s": 1_000_000, "p99_ms": 25},
+    "100rooms": {"delivered_per_s": 100_000, "p99_ms": 15},
+}
+
+
+def fmt_rate(v):
+    if v is None:
+        return "-"
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.0f}"
+
+
+def fmt_ms(v):
+    if v is None:
+        return "-"
+    if v >= 1000:
+        return f"{v / 1000:.2f} s"
+    if v >= 10:
+        return f"{v:.0f} ms"
+    return f"{v:.2f} ms"
+
+
+def summarize(run):
+    """The figures of one run, or None where the run has no JSON."""
+    if "error" in run and "window" not in run:
+        return None
+    cpu = run.get("cpu", {})
+    def pct(name):
+        v = cpu.get(name)
+        return v.get("pct") if isinstance(v, dict) else None
+    workers = [k for k in cpu if k.startswith("worker")]
+    worker_pcts = [pct(k) for k in workers if pct(k) is not None]
+    d = run["delivery"]
+    lat = run["latency_ms"]
+    return {
+        "delivered_per_s": run["window"]["deliveries_per_s"],
+        "offered_per_s": run["offered_deliveries_per_s"],
+        "delivered_pct": d["delivered_pct"],
+        "undelivered": d["undelivered"],
+        "duplicates": d["duplicates"],
+        "holes": d.get("holes", 0),
+        "reorders": d["reorders"],
+        "misrouted": d["misrouted"] + d["malformed"] + d["server_errors"] + d["unexpected"],
+        "p50": lat["p50"], "p99": lat["p99"], "p999": lat["p99_9"], "max": lat["max"],
+        "cpu_gateway": pct("gateway"),
+        "cpu_primary": pct("primary"),
+        "cpu_workers": sum(worker_pcts) if worker_pcts else None,
+        "cpu_workers_each": worker_pcts,
+        "cpu_redis": pct("redis"),
+        "cpu_loadgen": pct("loadgen"),
+        "disturbed": run.get("disturbed", False),
+        "load_before": run.get("load_before"),
+        "failed": run.get("failed", True) or not run.get("server_alive", False),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--quick", default="0")
+    ap.add_argument("--duration", type=float, default=None)
+    ap.add_argument("--loadgen-threads", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("runs", nargs="+")
+    a = ap.parse_args()
+
+    runs = []
+    for path in a.runs:
+        with open(path) as f:
+            d = json.load(f)
+        # A combined results file (re-rendering an earlier run) or one run.
+        runs.extend(d["runs"] if "runs" in d else [d])
+    for r in runs:
+        r["summary"] = summarize(r)
+
+    doc = {
+        "benchmark": "fanout-through-redis",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "quick": a.quick == "1",
+        "duration_s": a.duration,
+        "workers": a.workers,
+        "loadgen_threads": a.loadgen_threads,
+        "machine": {"cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version()},
+        "targets": TARGETS,
+        "runs": runs,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+    by = {(r["workload"], r["server"]): r["summary"] for r in runs}
+    order = [w for w in WORKLOADS if any(k[0] == w for k in by)]
+    servers = [s for s in ("framegate", "node") if any(k[1] == s for k in by)]
+
+    print("| workload | server | delivered/s | delivered % | p50 | p99 | p99.9 | max | lost (holes) | dup / reorder / bad |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for w in order:
+        for s in servers:
+            m = by.get((w, s))
+            if m is None:
+                print(f"| {w} | {s} | no result | | | | | | | |")
+                continue
+            mark = " (disturbed)" if m["disturbed"] else ""
+            print(f"| {w}{mark} | {s} | {fmt_rate(m['delivered_per_s'])} | {m['delivered_pct']:.1f}% | "
+                  f"{fmt_ms(m['p50'])} | {fmt_ms(m['p99'])} | {fmt_ms(m['p999'])} | {fmt_ms(m['max'])} | "
+                  f"{m['holes']} | {m['duplicates']} / {m['reorders']} / {m['misrouted']} |")
+        f, n = by.get((w, "framegate")), by.get((w, "node"))
+        if f and n:
+            thr = f["delivered_per_s"] / n["delivered_per_s"] if n["delivered_per_s"] else float("inf")
+            p99 = n["p99"] / f["p99"] if f["p99"] else float("inf")
+            print(f"| {w} | **framegate / node** | **{thr:.2f}x** | | | **{p99:.1f}x lower** | | | | |")
+    print()
+    print("CPU over the measured window, % of one core (2 cores in all):")
+    print()
+    print("| workload | server | gateway / primary | workers (each) | redis-server | loadgen | total |")
+    print("|---|---|---|---|---|---|---|")
+    for w in order:
+        for s in servers:
+            m = by.get((w, s))
+            if m is None:
+                continue
+            front = m["cpu_gateway"] if s == "framegate" else m["cpu_primary"]
+            each = "+".join(f"{v:.0f}" for v in m["cpu_workers_each"])
+            parts = [v for v in (front, m["cpu_workers"], m["cpu_redis"], m["cpu_loadgen"]) if v is not None]
+            print(f"| {w} | {s} | {front if front is not None else 0:.0f}% | {m['cpu_workers'] or 0:.0f}% ({each}) | "
+                  f"{m['cpu_redis'] or 0:.0f}% | {m['cpu_loadgen'] or 0:.0f}% | {sum(parts):.0f}% |")
+    print()
+    print("Targets (TARGETS.md, framegate through Redis):")
+    for w in order:
+        f = by.get((w, "framegate"))
+        t = TARGETS[w]
+        if f is None:
+            continue
+        ok_rate = f["delivered_per_s"] >= 0.97 * t["delivered_per_s"]
+        ok_p99 = f["p99"] <= t["p99_ms"]
+        print(f"- {w}: {fmt_rate(f['delivered_per_s'])}/s (target {fmt_rate(t['delivered_per_s'])}/s: "
+              f"{'met' if ok_rate else 'missed'}), p99 {fmt_ms(f['p99'])} (target <= {t['p99_ms']} ms: "
+              f"{'met' if ok_p99 else 'missed'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

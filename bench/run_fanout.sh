@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# Side-by-side fan-out benchmark through Redis (TARGETS.md, "Fan-out"): the
+# same /rooms workloads, one after another, against
+#   framegate  `framegate up --workers 2 --redis URL` (gateway + 2 workers,
+#              rooms across workers through Redis pub/sub),
+#   node       the Node.js cluster peer (bench/peers/node-cluster-rooms.js:
+#              primary with sticky hand-off + 2 workers, `ws` + `redis`),
+# each server fresh (with its own fresh redis-server on a free loopback port,
+# --save "" --appendonly no) for each workload, and stopped by PID.
+#
+#   bench/run_fanout.sh            full run (15 s per workload and server, ~3 minutes
+#                                  plus waits for a quiet machine)
+#   bench/run_fanout.sh --quick    5 s per run, no waiting (smoke test, ~1 minute)
+#
+# Workloads (framegate-loadgen --mode rooms, publishers are members of their room):
+#   1room-100k   1 room, 1,000 members, 10 publishers x 10/s   (100k deliveries/s offered)
+#   1room-1m     1 room, 1,000 members, 10 publishers x 100/s  (1M deliveries/s offered)
+#   100rooms     100 rooms x 10 members, 100 publishers x 100/s (100k deliveries/s offered)
+#
+# Environment:
+#   FRAMEGATE_BIN           framegate supervisor (default build/bin/framegate)
+#   FRAMEGATE_LOADGEN_BIN   load generator (default: next to framegate, else build/bin)
+#   PEERS                   servers in this order per workload (default "framegate node")
+#   WORKLOADS               subset of the workload names above (default: all three)
+#   WORKERS                 worker processes of both servers (default 2)
+#   LOADGEN_THREADS         load generator threads (default 1)
+#   DURATION                seconds per run (default 15; 5 with --quick)
+#   RESULTS_DIR             where fanout-<date>.json goes (default bench/results)
+#   QUIET_WAIT              before each run, seconds to wait for the 1-minute load
+#                           average to drop below 1.0 (default 120; 0 with --quick);
+#                           runs started above it are marked "disturbed"
+# Output: a markdown table on stdout and bench/results/fanout-<date>.json.
+# Exit code 1 if a run failed a correctness check (duplicates, reorders,
+# misrouted or malformed deliveries) or a server died.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH="$ROOT/bench"
+FRAMEGATE=${FRAMEGATE_BIN:-$ROOT/build/bin/framegate}
+if [[ -z "${FRAMEGATE_LOADGEN_BIN:-}" ]]; then
+  FRAMEGATE_LOADGEN_BIN="$(dirname "$FRAMEGATE")/framegate-loadgen"
+  [[ -x "$FRAMEGATE_LOADGEN_BIN" ]] || FRAMEGATE_LOADGEN_BIN="$ROOT/build/bin/framegate-loadgen"
+fi
+LOADGEN=$FRAMEGATE_LOADGEN_BIN
+PEERS=${PEERS:-framegate node}
+WORKLOADS=${WORKLOADS:-1room-100k 1room-1m 100rooms}
+WORKERS=${WORKERS:-2}
+LOADGEN_THREADS=${LOADGEN_THREADS:-1}
+RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
+QUICK=0
+
+for arg in "$@"; do
+  case "$arg" in
+    --quick) QUICK=1 ;;
+    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run_fanout.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+if ((QUICK)); then
+  DURATION=${DURATION:-5}
+  QUIET_WAIT=${QUIET_WAIT:-0}
+else
+  DURATION=${DURATION:-15}
+  QUIET_WAIT=${QUIET_WAIT:-120}
+fi
+
+die() { echo "run_fanout.sh: $*" >&2; exit 2; }
+[[ -x "$FRAMEGATE" ]] || die "framegate not found: $FRAMEGATE (build it, or set FRAMEGATE_BIN)"
+[[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build framegate-loadgen, or set FRAMEGATE_LOADGEN_BIN)"
+"$LOADGEN" --help | grep -q -- '--mode rate|window|idle|rooms' || die "$LOADGEN has no rooms mode: rebuild framegate-loadgen"
+command -v redis-server >/dev/null || die "redis-server is required"
+command -v python3 >/dev/null || die "python3 is required for the report"
+for p in $PEERS; do
+  case "$p" in framegate|node) ;; *) die "PEERS: unknown server kind '$p' (framegate, node)" ;; esac
+done
+for w in $WORKLOADS; do
+  case "$w" in 1room-100k|1room-1m|100rooms) ;; *) die "WORKLOADS: unknown workload '$w'" ;; esac
+done
+if [[ " $PEERS " == *" node "* ]]; then
+  command -v node >/dev/null || die "node is required for the Node cluster peer"
+  if [[ ! -d "$BENCH/node_modules/redis" || ! -d "$BENCH/node_modules/ws" ]]; then
+    echo "[run_fanout] installing the Node peer's packages (npm ci in bench/)" >&2
+    (cd "$BENCH" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  fi
+fi
+
+WORK=$(mktemp -d /tmp/fanout.XXXXXX)
+REDIS_PID="" SERVER_PID=""
+declare -a PROBES=()
+
+stop_pid() {  # stop_pid PID NAME: SIGTERM, SIGKILL after 10 s, reaped
+  local pid=$1 name=$2 i
+  [[ -n "$pid" ]] || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; ++i)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "[run_fanout] $name (pid $pid) ignored SIGTERM for 10 s: SIGKILL" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+  stop_pid "$SERVER_PID" server
+  SERVER_PID=""
+  stop_pid "$REDIS_PID" redis-server
+  REDIS_PID=""
+}
+trap 'cleanup; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_redis() {
+  local port
+  port=$(free_port)
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --loglevel warning \
+    >"$WORK/redis.log" 2>&1 &
+  REDIS_PID=$!
+  for ((i = 0; i < 100; ++i)); do
+    if redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null | grep -q PONG; then
+      REDIS_URL="redis://127.0.0.1:$port"
+      return 0
+    fi
+    sleep 0.05
+  done
+  die "redis-server did not answer on port $port"
+}
+
+# Waits for "listening on" in FILE from SERVER_PID; sets PORT.
+wait_listening() {
+  local file=$1 pattern=$2 i line
+  for ((i = 0; i < 300; ++i)); do
+    line=$(grep -m1 -oE "$pattern" "$file" 2>/dev/null || true)
+    if [[ -n "$line" ]]; then
+      PORT=$(sed -E 's/.*:([0-9]+)\/?$/\1/' <<<"$line")
+      return 0
+    fi
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$file" >&2; die "server exited during start-up"; }
+    sleep 0.05
+  done
+  cat "$file" >&2
+  die "server did not print its address within 15 s"
+}
+
+start_server() {  # start_server KIND: sets SERVER_PID, PORT, PROBES
+  local kind=$1 pids p
+  PROBES=("--probe-pid" "redis=$REDIS_PID")
+  case "$kind" in
+    framegate)
+      # --admin off: the admin listener's default port 9090 could be taken.
+      "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" --admin off \
+        --log-level info >"$WORK/server.log" 2>&1 &
+      SERVER_PID=$!
+      wait_listening "$WORK/server.log" 'gateway listening on ws://[0-9.]+:[0-9]+/?'
+      # The supervisor's children: the gateway and the workers (their pids for the CPU probes).
+      for ((i = 0; i < 100; ++i)); do
+        pids=$(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-worke/ {print $1}' | wc -l)
+        ((pids >= WORKERS)) && break
+        sleep 0.05
+      done
+      p=$(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-gatew/ {print $1}' | head -1)
+      [[ -n "$p" ]] && PROBES+=("--probe-pid" "gateway=$p")
+      i=0
+      for p in $(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-worke/ {print $1}'); do
+        PROBES+=("--probe-pid" "worker$i=$p")
+        i=$((i + 1))
+      done
+      PROBES+=("--probe-pid" "supervisor=$SERVER_PID")
+      ;;
+    node)
+      node "$BENCH/peers/node-cluster-rooms.js" --port 0 --workers "$WORKERS" --redis "$REDIS_URL" \
+        >"$WORK/server.log" 2>&1 &
+      SERVER_PID=$!
+      wait_listening "$WORK/server.log" 'listening on [0-9.]+:[0-9]+'
+      PROBES+=("--probe-pid" "primary=$SERVER_PID")
+      for ((i = 0; i < 100; ++i)); do
+        grep -q '^pids ' "$WORK/server.log" && break
+        sleep 0.05
+      done
+      i=0
+      for p in $(sed -n 's/^pids .*workers=//p' "$WORK/server.log" | tr ',' ' '); do
+        PROBES+=("--probe-pid" "worker$i=$p")
+        i=$((i + 1))
+      done
+      ;;
+  esac
+}
+
+workload_args() {
+  case "$1" in
+    1room-100k) echo "--rooms 1 --members 1000 --publishers 10 --publish-rate 10" ;;
+    1room-1m) echo "--rooms 1 --members 1000 --publishers 10 --publish-rate 100" ;;
+    100rooms) echo "--rooms 100 --members 1000 --publishers 100 --publish-rate 100" ;;
+  esac
+}
+
+# Waits up to QUIET_WAIT s for the 1-minute load average to drop below 1.0;
+# sets LOAD_BEFORE and DISTURBED.
+wait_quiet() {
+  local waited=0 load
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  while ((waited < QUIET_WAIT)) && python3 -c "import sys; sys.exit(0 if float('$load') >= 1.0 else 1)"; do
+    ((waited == 0)) && echo "[run_fanout] load average $load: waiting up to ${QUIET_WAIT}s for < 1.0" >&2
+    sleep 5
+    waited=$((waited + 5))
+    load=$(cut -d' ' -f1 /proc/loadavg)
+  done
+  LOAD_BEFORE=$load
+  DISTURBED=$(python3 -c "print('true' if float('$load') >= 1.0 else 'false')")
+}
+
+status=0
+runs=()
+for wl in $WORKLOADS; do
+  for kind in $PEERS; do
+    wait_quiet
+    start_redis
+    start_server "$kind"
+    note=""
+    [[ $DISTURBED == true ]] && note=", disturbed"
+    echo "[run_fanout] $wl against $kind on port $PORT (redis pid $REDIS_PID; load $LOAD_BEFORE$note)" >&2
+    out="$WORK/$wl.$kind.json"
+    # shellcheck disable=SC2046
+    set +e
+    "$LOADGEN" --mode rooms --url "ws://127.0.0.1:$PORT/rooms" $(workload_args "$wl") \
+      --threads "$LOADGEN_THREADS" --duration "$DURATION" --join-settle 1 --drain 2 --drain-max 10 \
+      --connect-rate 2000 "${PROBES[@]}" --json "$out" --no-progress >"$WORK/$wl.$kind.txt" 2>"$WORK/$wl.$kind.err"
+    rc=$?
+    set -e
+    sed 's/^/    /' "$WORK/$wl.$kind.txt" >&2
+    alive=true
+    kill -0 "$SERVER_PID" 2>/dev/null || alive=false
+    ((rc == 0)) || { echo "[run_fanout] $wl/$kind: loadgen exit code $rc" >&2; tail -3 "$WORK/$wl.$kind.err" >&2; status=1; }
+    [[ $alive == true ]] || { echo "[run_fanout] $wl/$kind: the server died" >&2; status=1; }
+    load_after=$(cut -d' ' -f1 /proc/loadavg)
+    python3 - "$out" "$wl" "$kind" "$rc" "$alive" "$LOAD_BEFORE" "$load_after" "$DISTURBED" "$WORK/server.log" <<'EOF'
+import json, sys
+path, wl, kind, rc, alive, lb, la, dist, log = sys.argv[1:]
+try:
+    d = json.load(open(path))
+except Exception as e:
+    d = {"error": f"no loadgen JSON: {e}"}
+d.update({"workload": wl, "server": kind, "loadgen_exit": int(rc), "server_alive": alive == "true",
+          "load_before": float(lb), "load_after": float(la), "disturbed": dist == "true"})
+d["server_log_tail"] = open(log, errors="replace").read().splitlines()[-8:]
+json.dump(d, open(path, "w"), indent=1)
+EOF
+    runs+=("$out")
+    stop_pid "$SERVER_PID" "$kind"
+    SERVER_PID=""
+    stop_pid "$REDIS_PID" redis-server
+    REDIS_PID=""
+  done
+done
+
+mkdir -p "$RESULTS_DIR"
+stamp=$(date -u +%Y-%m-%d)
+suffix=""
+if ((QUICK)); then suffix="-quick"; fi
+result="$RESULTS_DIR/fanout-$stamp$suffix.json"
+python3 "$BENCH/fanout_report.py" --out "$result" --quick "$QUICK" --duration "$DURATION" \
+  --loadgen-threads "$LOADGEN_THREADS" --workers "$WORKERS" "${runs[@]}"
+echo "[run_fanout] results: $result" >&2
+exit $status
