@@ -12,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli_parse.hpp"
+
 #include "common/option_values.hpp"
 #include "gateway/routing/sticky_key.hpp"
 
@@ -135,7 +137,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 
-  try {
+  parse_or_exit(app, "framegate-gateway", [&] {
     app.parse(argc, argv);
     cfg.listen = parse_host_port(listen);
     if (admin == "off") {
@@ -149,16 +151,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     }
     cfg.admin_explicit = admin_opt->count() > 0;
     (void)parse_sticky_key_spec(cfg.sticky_key);
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    std::exit(0);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "framegate-gateway: %s\n", e.what());
-    std::exit(2);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "framegate-gateway: %s\n", e.what());
-    std::exit(2);
-  }
+  });
 
   if (cfg.threads == 0) cfg.threads = std::max(1u, std::thread::hardware_concurrency());
   cfg.reader.limits.max_message_size = max_message_size;

@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli_parse.hpp"
+
 #include "common/endpoint.hpp"
 #include "common/option_values.hpp"
 #include "supervisor/config_file.hpp"
@@ -164,7 +166,7 @@ std::string up_help() { return up_parser{}.app.help(); }
 
 supervisor_options parse_up_options(const std::vector<std::string>& args) {
   up_parser parser;
-  try {
+  parse_or_exit(parser.app, "framegate up", [&] {
     auto split = split_passthrough(args, [&](std::string_view name) { return parser.kind_of(name); });
     // CLI11 wants the arguments reversed when given as a vector.
     std::vector<std::string> reversed(split.own.rbegin(), split.own.rend());
@@ -172,19 +174,7 @@ supervisor_options parse_up_options(const std::vector<std::string>& args) {
     parser.opts.passthrough = split.passthrough;
     if (!parser.opts.config_file.empty()) parser.apply_config_file(split.passthrough);
     parser.resolve_defaults();
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", parser.app.help().c_str());
-    std::exit(0);
-  } catch (const CLI::CallForVersion& e) {
-    std::printf("%s\n", e.what());
-    std::exit(0);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "framegate up: %s\n", e.what());
-    std::exit(2);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "framegate up: %s\n", e.what());
-    std::exit(2);
-  }
+  });
   return parser.opts;
 }
 

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli_parse.hpp"
+
 #include "common/option_values.hpp"
 #include "worker/apps/builtin.hpp"
 
@@ -81,22 +83,13 @@ worker_config parse_worker_config(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 
-  try {
+  parse_or_exit(app, "framegate-worker", [&] {
     app.parse(argc, argv);
     cfg.apps = split_list(apps);
     check_apps(cfg.apps, cfg.enable_test_apps);
     if (cfg.link_dir.empty()) throw std::invalid_argument("--link-dir: must not be empty");
     if (!redis_url.empty()) cfg.redis = parse_redis_url(redis_url);
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    std::exit(0);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "framegate-worker: %s\n", e.what());
-    std::exit(2);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "framegate-worker: %s\n", e.what());
-    std::exit(2);
-  }
+  });
 
   if (cfg.id.empty()) {
     // In containers every worker may be pid 1: the hostname tells them apart.

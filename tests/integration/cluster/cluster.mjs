@@ -159,4 +159,31 @@ export async function silentFor(ws, ms) {
   return ws.inbox.length === 0;
 }
 
+// `perWorker` /rooms clients on every worker of cluster `c` (started with
+// `--sticky-key header:x-user` and --enable-test-apps): /whoami tells which
+// worker a key lands on, so members are placed on every worker deliberately.
+// Each member gets `.worker` ("<tag>/<worker id>", or the id without a tag).
+export async function placeMembers(c, perWorker, tag = '') {
+  const byWorker = {};
+  for (let k = 0; Object.values(byWorker).flat().length < perWorker * c.workers.length && k < 500; ++k) {
+    const key = `${tag || 'member'}-${k}`;
+    const probe = await connect(c.url('/whoami'), { headers: { 'x-user': key } });
+    probe.send('?');
+    const { worker } = JSON.parse((await nextMessage(probe)).data);
+    probe.close();
+    byWorker[worker] ??= [];
+    if (byWorker[worker].length < perWorker) byWorker[worker].push(key);
+  }
+  if (Object.keys(byWorker).length !== c.workers.length)
+    throw new Error(`members landed on ${Object.keys(byWorker).length} of ${c.workers.length} workers`);
+  const members = [];
+  for (const [worker, keys] of Object.entries(byWorker))
+    for (const key of keys)
+      members.push(Object.assign(await connect(c.url('/rooms'), { headers: { 'x-user': key } }),
+                                 { worker: tag ? `${tag}/${worker}` : worker }));
+  return members;
+}
+
+export const joinRoom = (ws, room) => ws.send(JSON.stringify({ op: 'join', room }));
+
 export { sleep };

@@ -2,37 +2,15 @@
 // member, publisher included; leave stops delivery; other rooms hear nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, connect, nextMessage, silentFor } from './cluster.mjs';
-
-async function placeMembers(c, perWorker) {
-  // With a header sticky key, /whoami tells which worker a key lands on, so
-  // members can be placed on every worker deliberately.
-  const byWorker = {};
-  for (let k = 0; Object.values(byWorker).flat().length < perWorker * c.workers.length && k < 500; ++k) {
-    const key = `member-${k}`;
-    const probe = await connect(c.url('/whoami'), { headers: { 'x-user': key } });
-    probe.send('?');
-    const { worker } = JSON.parse((await nextMessage(probe)).data);
-    probe.close();
-    byWorker[worker] ??= [];
-    if (byWorker[worker].length < perWorker) byWorker[worker].push(key);
-  }
-  assert.equal(Object.keys(byWorker).length, c.workers.length, 'members on every worker');
-  const members = [];
-  for (const [worker, keys] of Object.entries(byWorker))
-    for (const key of keys) members.push(Object.assign(await connect(c.url('/rooms'), { headers: { 'x-user': key } }), { worker }));
-  return members;
-}
-
-const join = (ws, room) => ws.send(JSON.stringify({ op: 'join', room }));
+import { Cluster, connect, joinRoom, nextMessage, placeMembers, silentFor } from './cluster.mjs';
 
 test('a publish reaches every member on every worker exactly once', async () => {
   const c = await Cluster.start({ workers: 3, threads: 2, gatewayArgs: ['--sticky-key', 'header:x-user'], workerArgs: ['--enable-test-apps'] });
   try {
     const members = await placeMembers(c, 2);
-    for (const m of members) join(m, 'R');
+    for (const m of members) joinRoom(m, 'R');
     const outsider = await connect(c.url('/rooms'));
-    join(outsider, 'S');
+    joinRoom(outsider, 'S');
     await new Promise((r) => setTimeout(r, 300));  // joins travel to the hub
 
     const data = '{"text":"hi \\u00e9", "n":[1, 2.50]}';

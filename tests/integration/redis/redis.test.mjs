@@ -3,31 +3,8 @@
 // members, and a Redis crash in the middle of a stream of publishes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, connect, nextMessage, silentFor, sleep } from '../cluster/cluster.mjs';
+import { Cluster, connect, joinRoom, nextMessage, placeMembers, silentFor, sleep } from '../cluster/cluster.mjs';
 import { RedisServer, until } from './redis_server.mjs';
-
-// `perWorker` /rooms clients on every worker of cluster `c`, placed with
-// /whoami and the x-user sticky key (keys are namespaced by `tag`).
-async function placeMembers(c, perWorker, tag) {
-  const byWorker = {};
-  for (let k = 0; Object.values(byWorker).flat().length < perWorker * c.workers.length && k < 500; ++k) {
-    const key = `${tag}-${k}`;
-    const probe = await connect(c.url('/whoami'), { headers: { 'x-user': key } });
-    probe.send('?');
-    const { worker } = JSON.parse((await nextMessage(probe)).data);
-    probe.close();
-    byWorker[worker] ??= [];
-    if (byWorker[worker].length < perWorker) byWorker[worker].push(key);
-  }
-  assert.equal(Object.keys(byWorker).length, c.workers.length, 'members on every worker');
-  const members = [];
-  for (const [worker, keys] of Object.entries(byWorker))
-    for (const key of keys)
-      members.push(Object.assign(await connect(c.url('/rooms'), { headers: { 'x-user': key } }), { worker: `${tag}/${worker}` }));
-  return members;
-}
-
-const join = (ws, room) => ws.send(JSON.stringify({ op: 'join', room }));
 
 async function startHosts(redis, extraWorkerArgs = []) {
   const opts = {
@@ -62,9 +39,9 @@ test('one publish reaches every member on every worker of both hosts exactly onc
     const [g1, g2] = hosts;
     const members = [...await placeMembers(g1, 1, 'g1'), ...await placeMembers(g2, 1, 'g2')];
     assert.equal(members.length, 4);
-    for (const m of members) join(m, 'R');
+    for (const m of members) joinRoom(m, 'R');
     const outsider = await connect(g2.url('/rooms'));
-    join(outsider, 'S');
+    joinRoom(outsider, 'S');
     await until(() => { const n = redis.numsub('framegate:room:R', 'framegate:room:S');
       return n['framegate:room:R'] === 4 && n['framegate:room:S'] === 1; }, 'subscriptions in Redis');
 
@@ -110,7 +87,7 @@ test('a Redis crash during a stream: local delivery goes on, no duplicates, drop
     for (const m of all) {
       m.got = [];
       m.on('message', (d) => m.got.push({ n: JSON.parse(d.toString()).data, at: Date.now() }));
-      join(m, 'R');
+      joinRoom(m, 'R');
     }
     await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 4, 'subscriptions in Redis');
 
