@@ -119,7 +119,10 @@ void io_thread::begin_shutdown() {
 
 byte_buffer& io_thread::cork_for(session& s) {
   if (cork_owner_ != &s) {
-    if (cork_owner_ != nullptr && !cork_.empty()) cork_owner_->flush(cork_);
+    // A broadcast moves the cork from session to session: keep each one's
+    // bytes and write them all once at the end of the turn, so k frames for
+    // one client in a turn cost one syscall, not k.
+    if (cork_owner_ != nullptr && !cork_.empty()) cork_owner_->defer(cork_);
     cork_.clear();
     cork_owner_ = &s;
   }
@@ -127,11 +130,16 @@ byte_buffer& io_thread::cork_for(session& s) {
 }
 
 void io_thread::uncork() {
-  if (cork_owner_ == nullptr) return;
-  session* owner = cork_owner_;
-  cork_owner_ = nullptr;
-  if (!cork_.empty()) owner->flush(cork_);
-  cork_.clear();
+  if (cork_owner_ != nullptr) {
+    session* owner = cork_owner_;
+    cork_owner_ = nullptr;
+    if (!cork_.empty()) owner->flush(cork_);
+    cork_.clear();
+  }
+  if (deferred_.empty()) return;
+  auto sessions = std::move(deferred_);
+  deferred_.clear();
+  for (const auto& s : sessions) s->flush_deferred();
 }
 
 void io_thread::forget_cork(const session& s) noexcept {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -80,6 +81,8 @@ class io_thread {
   }
   void uncork();
   void forget_cork(const session& s) noexcept;
+  // A session whose output was deferred this turn (see session::defer).
+  void flush_at_end_of_turn(std::shared_ptr<session> s) { deferred_.push_back(std::move(s)); }
 
   // Milliseconds since the loop started (wraps after 49 days; compare by difference).
   [[nodiscard]] std::uint32_t now_ms() const noexcept;
@@ -109,6 +112,7 @@ class io_thread {
   std::array<std::uint8_t, 64 * 1024> read_buffer_{};
   byte_buffer cork_;
   session* cork_owner_ = nullptr;
+  std::vector<std::shared_ptr<session>> deferred_;
 
   session* head_ = nullptr;
   std::size_t session_count_ = 0;

@@ -303,9 +303,39 @@ void session::send_close_frame(std::uint16_t code, std::string_view reason) {
   send_frame(ws::opcode::close, std::span<const std::uint8_t>(payload, n + 2), true);
 }
 
+void session::defer(byte_buffer& corked) {
+  if (corked.empty() || phase_ == phase::closed) return;
+  append_backlog(corked.span());
+  if (!writing_ && !deferred_) {
+    deferred_ = true;
+    home_.flush_at_end_of_turn(shared_from_this());
+  }
+}
+
+void session::flush_deferred() {
+  if (!deferred_) return;
+  deferred_ = false;
+  if (phase_ == phase::closed || writing_) return;  // an armed write drains the backlog anyway
+  write_backlog();
+}
+
+void session::append_backlog(std::span<const std::uint8_t> bytes) {
+  if (backlog_.capacity() == 0) {
+    // Borrow a pooled buffer if one is free; a broadcast to thousands of
+    // sessions should not allocate 16 KiB for each small frame.
+    backlog_ = buffer_pool::this_thread().pooled() != 0 ? buffer_pool::this_thread().acquire()
+                                                        : byte_buffer(std::max<std::size_t>(256, bytes.size()));
+  }
+  backlog_.append(bytes);
+}
+
 void session::flush(byte_buffer& corked) {
   if (corked.empty() || phase_ == phase::closed) return;
   std::span<const std::uint8_t> pending = corked.span();
+  if (deferred_) {
+    append_backlog(pending);  // behind the deferred bytes, written at the end of the turn
+    return;
+  }
   if (!writing_) {
     error_code ec;
     const std::size_t n = socket_.write_some(asio::buffer(pending.data(), pending.size()), ec);
@@ -313,8 +343,7 @@ void session::flush(byte_buffer& corked) {
     pending = pending.subspan(ec ? 0 : n);
   }
   if (!pending.empty()) {
-    if (backlog_.capacity() == 0) backlog_ = buffer_pool::this_thread().acquire();
-    backlog_.append(pending);
+    append_backlog(pending);
     do_wait_write();
   } else if (phase_ == phase::draining) {
     shutdown_send();
@@ -333,6 +362,11 @@ void session::on_writable(error_code ec) {
     if (ec != asio::error::operation_aborted) abort();
     return;
   }
+  write_backlog();
+}
+
+void session::write_backlog() {
+  error_code ec;
   const std::size_t left = backlog_.size() - backlog_head_;
   const std::size_t n = socket_.write_some(asio::buffer(backlog_.data() + backlog_head_, left), ec);
   if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
@@ -404,7 +438,7 @@ void session::finish() {
   reader_.release_buffers();
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   // The FIN goes out once the backlog (and the cork) are written; see flush().
-  if (!writing_ && home_.corked_bytes(*this) == 0) shutdown_send();
+  if (!writing_ && !deferred_ && home_.corked_bytes(*this) == 0) shutdown_send();
 }
 
 void session::shutdown_send() {

@@ -66,6 +66,11 @@ class session : public std::enable_shared_from_this<session> {
   void on_tick(std::uint32_t now_ms);
   // Called by the thread when it owns the cork: write what was queued.
   void flush(byte_buffer& corked);
+  // Called when the cork moves to another session mid-turn (a broadcast):
+  // keep the bytes, and write them once at the end of the turn with
+  // everything else this session gets in it (flush_deferred).
+  void defer(byte_buffer& corked);
+  void flush_deferred();
   // Server shutdown: close 1001, or drop a connection still in its handshake.
   void go_away();
   // Closes TCP at once, without a close handshake.
@@ -98,6 +103,8 @@ class session : public std::enable_shared_from_this<session> {
   void consume(std::span<std::uint8_t> bytes);
   void do_wait_write();
   void on_writable(boost::system::error_code ec);
+  void write_backlog();
+  void append_backlog(std::span<const std::uint8_t> bytes);
 
   void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit);
   bool make_room(std::size_t frame_size);  // applies the send-queue policy
@@ -127,6 +134,7 @@ class session : public std::enable_shared_from_this<session> {
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections
   bool write_shut_ = false;
+  bool deferred_ = false;  // backlog_ holds bytes no write is armed for yet (see defer)
   ws::error pending_error_ = ws::error::none;
   // While paused no wait is pending, so nothing else keeps the session alive.
   std::shared_ptr<session> paused_self_;
