@@ -416,6 +416,8 @@ void session::close(std::uint16_t code, std::string_view reason) {
 }
 
 void session::fail(ws::error e) {
+  static const auto log = component_logger("gateway");
+  log->debug("conn={} protocol error {} (close {})", id_, ws::to_string(e), ws::close_code_for(e));
   ++home_.counters().protocol_errors;
   ++home_.counters().errors_by_kind[static_cast<std::size_t>(e)];
   if (phase_ == phase::open && home_.sink().hold_failure(*this)) {

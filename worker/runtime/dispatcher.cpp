@@ -64,12 +64,12 @@ void dispatcher::guarded(conn_id c, std::uint32_t link, app_stats& counted, cons
   } catch (const std::exception& e) {
     ++stats_.app_errors;
     ++counted.errors;
-    log_->error("app {} failed on connection {}: {}; closing it", what, c, e.what());
+    log_->error("conn={} app {} failed: {}; closing it", c, what, e.what());
     queue_close(link, c, code_internal_error, "internal error");
   } catch (...) {
     ++stats_.app_errors;
     ++counted.errors;
-    log_->error("app {} failed on connection {}; closing it", what, c);
+    log_->error("conn={} app {} failed; closing it", c, what);
     queue_close(link, c, code_internal_error, "internal error");
   }
 }
@@ -142,12 +142,12 @@ void dispatcher::on_opened(std::uint32_t link, const pb::ConnectionOpened& m) {
     // The gateway routes by Register.paths, so this is a routing defect:
     // refuse the connection rather than leave the client hanging.
     ++stats_.unrouted_opens;
-    log_->warn("connection {} opened for {}, which no app on this worker serves; closing it", m.conn_id(), m.path());
+    log_->warn("conn={} opened for {}, which no app on this worker serves; closing it", m.conn_id(), m.path());
     queue_close(link, m.conn_id(), code_internal_error, "no app at this path");
     return;
   }
   if (conns_.contains(m.conn_id())) {
-    log_->warn("connection {} opened twice; the first one is dropped", m.conn_id());
+    log_->warn("conn={} opened twice; the first one is dropped", m.conn_id());
     forget(m.conn_id(), code_abnormal);
   }
   connection_state state = m.resumed() ? state_from(m.state()) : connection_state{};
