@@ -11,8 +11,7 @@ namespace fg::httpd {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-listener::listener(asio::io_context& io, service& routes)
-    : io_(io), routes_(routes), acceptor_(io), accept_retry_(io) {}
+listener::listener(asio::io_context& io, service& routes) : routes_(routes), acceptor_(io), accept_retry_(io) {}
 
 listener::~listener() { stop(); }
 

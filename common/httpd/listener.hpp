@@ -37,7 +37,6 @@ class listener {
  private:
   void do_accept();
 
-  boost::asio::io_context& io_;
   service& routes_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_retry_;
