@@ -43,6 +43,12 @@ def healthcheck(admin: str, path: str | None = None) -> subprocess.CompletedProc
                           capture_output=True, text=True, timeout=20)
 
 
+def env_options(binary: str) -> set[str]:
+    """The FRAMEGATE_* variables a binary reads, from its --help (CLI11 shows `(Env:NAME)`)."""
+    result = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10)
+    return set(re.findall(r"\(Env:(FRAMEGATE_\w+)\)", result.stdout))
+
+
 def admin_port(process) -> int:
     """The port the process's "admin listening on" line names (waits for it)."""
     deadline = time.monotonic() + 10
@@ -52,7 +58,7 @@ def admin_port(process) -> int:
             if m:
                 return int(m[1])
         time.sleep(0.05)
-    raise AssertionError(f"no admin listener\n{process.describe_tail()}")
+    raise AssertionError(f"no 'admin listening on' line (is FRAMEGATE_ADMIN read?)\n{process.describe_tail()}")
 
 
 @unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN") and os.environ.get("FRAMEGATE_WORKER_BIN"),
@@ -63,7 +69,7 @@ class ContainerProcessesTest(unittest.TestCase):
         from framegate_harness import Process
 
         cls.dir = tempfile.TemporaryDirectory(prefix="fg-runtime-")
-        services = compose_config()["services"]
+        cls.services = services = compose_config("scale-out")["services"]
         cls.link_dir = os.path.join(cls.dir.name, "links")
         os.mkdir(cls.link_dir)
         local = {"FRAMEGATE_LINK_DIR": cls.link_dir, "FRAMEGATE_ADMIN": "127.0.0.1:0"}
@@ -117,6 +123,17 @@ class ContainerProcessesTest(unittest.TestCase):
         result = self.wait_healthy(admin, "/readyz")
         self.assertEqual(result.returncode, 0, f"{result.stderr}\n{self.worker.describe_tail()}")
         self.assertEqual(healthcheck(admin, "/healthz").returncode, 0)
+
+    def test_compose_sets_only_variables_the_binaries_read(self):
+        """A misspelt or unsupported FRAMEGATE_* variable is silently ignored by the binary."""
+        binaries = {"framegate-gateway": os.environ["FRAMEGATE_GATEWAY_BIN"],
+                    "framegate-worker": os.environ["FRAMEGATE_WORKER_BIN"]}
+        for name, service in self.services.items():
+            binary = binaries.get((service.get("command") or [None])[0])
+            if binary:
+                with self.subTest(service=name):
+                    unknown = {k for k in service["environment"] if k.startswith("FRAMEGATE_")} - env_options(binary)
+                    self.assertEqual(unknown, set(), f"{os.path.basename(binary)} does not read these")
 
     def test_gateway_serves_the_demo_from_the_image_path(self):
         port = int(re.search(r"listening on [^ ]+:(\d+)", "\n".join(self.gateway.output_lines()))[1])
