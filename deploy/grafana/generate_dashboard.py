@@ -74,8 +74,8 @@ def quantiles(histogram: str, by: str = "", prefix: str = "", mean: bool = False
     ]
     if mean:
         grouping = f" by ({by})" if by else ""
-        queries.append(Query(f"sum{grouping} (rate({histogram}_sum{RANGE})) / sum{grouping} (rate({histogram}_count{RANGE}))",
-                             f"{prefix}mean{suffix}"))
+        ratio = f"sum{grouping} (rate({histogram}_sum{RANGE})) / sum{grouping} (rate({histogram}_count{RANGE}))"
+        queries.append(Query(ratio, f"{prefix}mean{suffix}"))
     return queries
 
 

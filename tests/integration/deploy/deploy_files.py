@@ -11,6 +11,7 @@ import atexit
 import functools
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import unittest
@@ -136,3 +137,10 @@ def dns_names(service_name: str, service: dict) -> set[str]:
 def services_answering(name: str, services: dict) -> set[str]:
     """The compose services whose containers Docker's DNS returns for `name`."""
     return {s for s, service in services.items() if name in dns_names(s, service)}
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -18,8 +18,8 @@ import dockerfile
 from deploy_files import DOCKERFILE, DOCKERIGNORE, HEALTHCHECK, REPO_ROOT, SETUP_SH, run, tool
 
 BINARIES = {
-    "framegate-gateway": os.environ.get("FRAMEGATE_GATEWAY_BIN") or os.path.join(REPO_ROOT, "build", "bin", "framegate-gateway"),
-    "framegate-worker": os.environ.get("FRAMEGATE_WORKER_BIN") or os.path.join(REPO_ROOT, "build", "bin", "framegate-worker"),
+    name: os.environ.get(variable) or os.path.join(REPO_ROOT, "build", "bin", name)
+    for name, variable in (("framegate-gateway", "FRAMEGATE_GATEWAY_BIN"), ("framegate-worker", "FRAMEGATE_WORKER_BIN"))
 }
 
 
@@ -40,7 +40,7 @@ def context_files(source: str) -> list[str]:
 
 
 def needed_packages(binary: str) -> set[str]:
-    """The Debian packages of the libraries `binary` names as NEEDED (not their own dependencies: apt installs those)."""
+    """The Debian packages of the libraries `binary` names as NEEDED (not their dependencies: apt installs those)."""
     dynamic = run([tool("readelf"), "-d", binary]).stdout
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
     resolved = dict(re.findall(r"^\s*(\S+) => (\S+)", run(["ldd", binary]).stdout, re.MULTILINE))

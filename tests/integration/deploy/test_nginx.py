@@ -19,7 +19,7 @@ import tempfile
 import time
 import unittest
 
-from deploy_files import NGINX_CONFIG, compose_config, ports, run, services_answering, tool, volumes
+from deploy_files import NGINX_CONFIG, compose_config, free_port, ports, run, services_answering, tool, volumes
 
 STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
 UPSTREAM_SERVER = re.compile(r"^(\s*server\s+)([\w.-]+):(\d+)", re.MULTILINE)
@@ -33,12 +33,6 @@ def read_config() -> str:
 
 def upstreams(text: str) -> list[tuple[str, int]]:
     return [(m[2], int(m[3])) for m in UPSTREAM_SERVER.finditer(text)]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def hermetic_copy(text: str, servers: dict[str, int], listen_port: int) -> str:

@@ -15,7 +15,7 @@ import time
 import unittest
 
 import dockerfile
-from deploy_files import DOCKERFILE, HEALTHCHECK, REPO_ROOT, compose_config, tool
+from deploy_files import DOCKERFILE, HEALTHCHECK, REPO_ROOT, compose_config, free_port, tool
 
 ADMIN_RE = re.compile(r"admin listening on [^ ]+:(\d+)")
 
@@ -29,12 +29,6 @@ def image_to_repo(path: str) -> str:
         if copy.from_stage is None and len(copy.sources) == 1 and path.startswith(copy.destination):
             return os.path.join(REPO_ROOT, copy.sources[0] + path[len(copy.destination):])
     raise AssertionError(f"the image has no {path} copied from the repository")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def healthcheck(admin: str, path: str | None = None) -> subprocess.CompletedProcess:
@@ -76,8 +70,8 @@ class ContainerProcessesTest(unittest.TestCase):
 
         socket_path = os.path.join(cls.dir.name, "redis.sock")
         cls.redis = Process([tool("redis-server"), "--port", "0", "--unixsocket", socket_path, "--save", "",
-                             "--appendonly", "no"], name="redis-server", ready_pattern="(?i)ready to accept connections",
-                            ready_stream="stdout")
+                             "--appendonly", "no"], name="redis-server",
+                            ready_pattern="(?i)ready to accept connections", ready_stream="stdout")
         cls.redis.start()
 
         gateway_env = dict(services["gateway"]["environment"], **local, FRAMEGATE_LISTEN="127.0.0.1:0")
