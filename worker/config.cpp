@@ -78,6 +78,13 @@ worker_config parse_worker_config(int argc, char** argv) {
       ->envname("FRAMEGATE_REDIS_BUFFER")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}));
+  double resubscribe_wait = 5;
+  app.add_option("--redis-resubscribe-wait", resubscribe_wait,
+                 "Seconds buffered publishes wait after an outage for the earlier subscribers to be back "
+                 "(then sent anyway; what they miss is counted)")
+      ->envname("FRAMEGATE_REDIS_RESUBSCRIBE_WAIT")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 600.0));
   app.add_option("--log-level", cfg.log_level, "trace, debug, info, warn, error or off")
       ->envname("FRAMEGATE_LOG_LEVEL")
       ->capture_default_str()
@@ -98,6 +105,7 @@ worker_config parse_worker_config(int argc, char** argv) {
     cfg.id = std::string(host[0] != '\0' ? host : "w") + "-" + std::to_string(::getpid());
   }
   cfg.slow_delay = std::chrono::milliseconds(slow_ms);
+  cfg.redis_resubscribe_wait = seconds_to_ms(resubscribe_wait);
   return cfg;
 }
 

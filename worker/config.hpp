@@ -38,6 +38,8 @@ struct worker_config {
   std::optional<redis_endpoint> redis;
   std::string channel_prefix = "framegate:";  // Redis channels: <prefix>room:<R>
   std::size_t redis_buffer = 10000;           // publishes kept while Redis is unreachable
+  // After an outage, how long buffered publishes wait for the earlier subscribers to be back.
+  std::chrono::milliseconds redis_resubscribe_wait{5000};
 };
 
 // Parses argv (and the environment). On --help prints usage and exits 0;

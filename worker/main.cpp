@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
       fg::worker::redis_broker_options options;
       options.channel_prefix = config.channel_prefix;
       options.buffer = config.redis_buffer;
+      options.resubscribe_wait = config.redis_resubscribe_wait;
       redis = std::make_unique<fg::worker::redis_broker>(io, *config.redis, options, deliver,
                                                          fg::component_logger("redis"));
       runtime.set_broker(*redis, nullptr);
@@ -66,9 +67,9 @@ int main(int argc, char** argv) {
       redis->stop();  // counts what an outage left unsent
       const auto r = redis->stats();
       log->info(
-          "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} reconnects={} "
-          "resubscribes={} duplicates={} foreign={}",
-          r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.reconnects, r.resubscribes,
+          "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} missed={} "
+          "reconnects={} resubscribes={} duplicates={} foreign={}",
+          r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.missed, r.reconnects, r.resubscribes,
           r.duplicates, r.foreign);
     } else {
       const auto& b = hub.stats();
