@@ -1,7 +1,9 @@
 #include "common/logging.hpp"
 
+#include <cstdio>
 #include <stdexcept>
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 namespace fg {
@@ -10,15 +12,55 @@ namespace {
 spdlog::level::level_enum g_level = spdlog::level::info;
 bool g_json = false;
 
+// %* in the JSON pattern: the message as the inside of a JSON string
+// (RFC 8259 §7: quote, backslash and control characters escaped), so a
+// message quoting a client's bytes cannot break the line.
+class json_escaped_message final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    append_json_escaped(std::string_view(msg.payload.data(), msg.payload.size()), dest);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<json_escaped_message>(); }
+
+  static void append_json_escaped(std::string_view s, spdlog::memory_buf_t& dest) {
+    for (const char ch : s) {
+      const auto c = static_cast<unsigned char>(ch);
+      switch (c) {
+        case '"': dest.append(std::string_view("\\\"")); break;
+        case '\\': dest.append(std::string_view("\\\\")); break;
+        case '\n': dest.append(std::string_view("\\n")); break;
+        case '\r': dest.append(std::string_view("\\r")); break;
+        case '\t': dest.append(std::string_view("\\t")); break;
+        default:
+          if (c < 0x20) {
+            char esc[8];
+            const int n = std::snprintf(esc, sizeof esc, "\\u%04x", c);
+            dest.append(esc, esc + n);
+          } else {
+            dest.push_back(ch);
+          }
+      }
+    }
+  }
+};
+
 void apply_format(spdlog::logger& logger) {
-  if (g_json)
-    logger.set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","component":"%n","msg":"%v"})");
-  else
+  if (g_json) {
+    logger.set_formatter(json_formatter());
+  } else {
     logger.set_pattern("%Y-%m-%d %H:%M:%S.%e [%l] [%n] %v");
+  }
   logger.set_level(g_level);
   logger.flush_on(spdlog::level::info);
 }
 }  // namespace
+
+std::unique_ptr<spdlog::formatter> json_formatter() {
+  auto f = std::make_unique<spdlog::pattern_formatter>();
+  f->add_flag<json_escaped_message>('*').set_pattern(
+      R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","component":"%n","pid":%P,"msg":"%*"})");
+  return f;
+}
 
 void init_logging(const std::string& level, bool json) {
   const auto parsed = spdlog::level::from_str(level);
@@ -28,6 +70,8 @@ void init_logging(const std::string& level, bool json) {
   g_json = json;
   spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& l) { apply_format(*l); });
 }
+
+void init_logging(const logging_options& options) { init_logging(options.level, options.format == "json"); }
 
 std::shared_ptr<spdlog::logger> component_logger(const std::string& component) {
   if (auto existing = spdlog::get(component)) return existing;

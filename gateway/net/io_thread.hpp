@@ -19,21 +19,11 @@
 
 #include "common/byte_buffer.hpp"
 #include "gateway/config.hpp"
+#include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/session.hpp"
 
 namespace fg::gateway {
-
-// Counters of one thread; summed on demand (metrics come in a later layer).
-struct thread_counters {
-  std::uint64_t connections_opened = 0;
-  std::uint64_t handshakes_refused = 0;
-  std::uint64_t protocol_errors = 0;
-  std::uint64_t messages_in = 0;
-  std::uint64_t messages_out = 0;
-  std::uint64_t dropped_messages = 0;
-  std::uint64_t overflow_closes = 0;
-};
 
 class io_thread;
 // Makes the sink of one thread (each thread has its own: no locks).
@@ -60,6 +50,8 @@ class io_thread {
   [[nodiscard]] const gateway_config& config() const noexcept { return shared_.config; }
   [[nodiscard]] gateway_shared& shared() noexcept { return shared_; }
   [[nodiscard]] thread_counters& counters() noexcept { return counters_; }
+  // On this thread: a copy of everything it counts, for a scrape.
+  [[nodiscard]] thread_snapshot snapshot() const;
   [[nodiscard]] unsigned index() const noexcept { return index_; }
   [[nodiscard]] message_sink& sink() noexcept { return *sink_; }
 

@@ -137,7 +137,9 @@ request_info session::make_request_info() const {
 }
 
 void session::refuse(unsigned status, std::string_view reason) {
-  ++home_.counters().handshakes_refused;
+  auto& c = home_.counters();
+  ++c.handshakes_refused;
+  ++c.refused_by_status[refusal_status::of(status)];
   respond(http::refusal_response(status, reason));
 }
 
@@ -165,6 +167,7 @@ void session::respond(std::string_view response) {
 }
 
 void session::accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined) {
+  ++home_.counters().connections_opened;
   handshake_.reset();
   phase_ = phase::open;
   last_rx_ms_ = home_.now_ms();
@@ -219,7 +222,11 @@ void session::on_readable(error_code ec) {
 
   last_rx_ms_ = home_.now_ms();
   ping_outstanding_ = false;  // any traffic proves the peer is alive
+  auto& c = home_.counters();
+  c.socket_read_bytes += n;
+  const std::uint64_t frames_before = reader_.frames_seen();
   consume(buffer.first(n));
+  c.frames_per_read.observe(reader_.frames_seen() - frames_before);
   home_.uncork();
   continue_reading();
 }
@@ -232,7 +239,11 @@ void session::consume(std::span<std::uint8_t> bytes) {
 
 void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
   if (phase_ != phase::open) return;  // data after our close frame is discarded (RFC 6455 §5.5.1)
-  ++home_.counters().messages_in;
+  auto& c = home_.counters();
+  ++c.messages_in;
+  ++c.messages_received[data_index(op)];
+  c.payload_received[data_index(op)] += payload.size();
+  c.message_size.observe(payload.size());
   home_.sink().on_message(*this, op, payload);
 }
 
@@ -258,14 +269,21 @@ void session::on_close(std::uint16_t code, std::string_view) {
 
 void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
   if (phase_ != phase::open && phase_ != phase::failing) return;
-  ++home_.counters().messages_out;
+  count_sent(op, payload.size());
   send_frame(op, payload, false);
 }
 
-void session::send_framed(std::span<const std::uint8_t> frame) {
+void session::send_framed(std::span<const std::uint8_t> frame, ws::opcode op, std::size_t payload_size) {
   if ((phase_ != phase::open && phase_ != phase::failing) || !make_room(frame.size())) return;
-  ++home_.counters().messages_out;
+  count_sent(op, payload_size);
   home_.cork_for(*this).append(frame);
+}
+
+void session::count_sent(ws::opcode op, std::size_t payload_size) {
+  auto& c = home_.counters();
+  ++c.messages_out;
+  ++c.messages_sent[data_index(op)];
+  c.payload_sent[data_index(op)] += payload_size;
 }
 
 bool session::make_room(std::size_t frame_size) {
@@ -340,6 +358,7 @@ void session::flush(byte_buffer& corked) {
     error_code ec;
     const std::size_t n = socket_.write_some(asio::buffer(pending.data(), pending.size()), ec);
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
+    if (!ec) home_.counters().socket_written_bytes += n;
     pending = pending.subspan(ec ? 0 : n);
   }
   if (!pending.empty()) {
@@ -370,7 +389,10 @@ void session::write_backlog() {
   const std::size_t left = backlog_.size() - backlog_head_;
   const std::size_t n = socket_.write_some(asio::buffer(backlog_.data() + backlog_head_, left), ec);
   if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
-  if (!ec) backlog_head_ += n;
+  if (!ec) {
+    backlog_head_ += n;
+    home_.counters().socket_written_bytes += n;
+  }
   if (backlog_head_ < backlog_.size()) {
     if (backlog_head_ > backlog_.size() / 2) {  // compact now and then, not on every partial write
       backlog_.consume(backlog_head_);
@@ -394,7 +416,10 @@ void session::close(std::uint16_t code, std::string_view reason) {
 }
 
 void session::fail(ws::error e) {
+  static const auto log = component_logger("gateway");
+  log->debug("conn={} protocol error {} (close {})", id_, ws::to_string(e), ws::close_code_for(e));
   ++home_.counters().protocol_errors;
+  ++home_.counters().errors_by_kind[static_cast<std::size_t>(e)];
   if (phase_ == phase::open && home_.sink().hold_failure(*this)) {
     phase_ = phase::failing;
     pending_error_ = e;
@@ -422,6 +447,7 @@ void session::complete_failure() {
 
 void session::leave_open(std::uint16_t code, close_origin origin) {
   phase_ = phase::closing;
+  ++home_.counters().closed_by_code[close_code_group::of(code)];
   home_.sink().on_close(*this, code, origin);
   resume_reading();  // a close handshake needs the peer's close frame
 }
@@ -476,6 +502,7 @@ void session::on_tick(std::uint32_t now) {
       if (paused_) return;  // not reading: silence is ours, not the client's
       if (ping_outstanding_) {
         if (due(now, ping_sent_ms_ + ms(cfg.pong_timeout))) {
+          ++home_.counters().pong_timeouts;
           send_close_frame(ws::close_code::internal_error, "pong timeout");
           leave_open(ws::close_code::internal_error, close_origin::server);
           finish();
@@ -483,6 +510,7 @@ void session::on_tick(std::uint32_t now) {
       } else if (due(now, last_rx_ms_ + ms(cfg.idle_ping))) {
         ping_outstanding_ = true;
         ping_sent_ms_ = now;
+        ++home_.counters().pings_sent;
         send_frame(ws::opcode::ping, {}, true);
       }
       return;

@@ -45,8 +45,9 @@ class session : public std::enable_shared_from_this<session> {
   // to the send-queue policy when the client does not keep up.
   void send(ws::opcode op, std::span<const std::uint8_t> payload);
   // Queues a frame that is already framed (a broadcast framed once for all
-  // its recipients). Same policy as send().
-  void send_framed(std::span<const std::uint8_t> frame);
+  // its recipients) carrying a message of `op` with `payload_size` bytes.
+  // Same policy as send().
+  void send_framed(std::span<const std::uint8_t> frame, ws::opcode op, std::size_t payload_size);
 
   // Starts the close handshake: sends a close frame, waits (bounded) for
   // the client's, then closes TCP.
@@ -54,6 +55,8 @@ class session : public std::enable_shared_from_this<session> {
 
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
   [[nodiscard]] bool is_open() const noexcept { return phase_ == phase::open; }
+  // Bytes waiting in the backlog (the socket did not take them yet).
+  [[nodiscard]] std::size_t queued_bytes() const noexcept { return backlog_.size() - backlog_head_; }
 
   // Flow control from the sink: a paused session does not read its socket,
   // so TCP pushes back on the client.
@@ -108,6 +111,7 @@ class session : public std::enable_shared_from_this<session> {
 
   void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit);
   bool make_room(std::size_t frame_size);  // applies the send-queue policy
+  void count_sent(ws::opcode op, std::size_t payload_size);
   request_info make_request_info() const;
   void continue_reading();
   void send_close_frame(std::uint16_t code, std::string_view reason);

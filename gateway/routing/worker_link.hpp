@@ -8,6 +8,7 @@
 // unacknowledged messages go to the connection's next worker).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -84,6 +85,13 @@ class worker_link : public std::enable_shared_from_this<worker_link> {
   void schedule_flush();
   void flush();
 
+  // When a batch carrying messages up to `seq` was written: its Ack gives
+  // the round trip through the worker (one sample per batch, not per message).
+  struct batch_time {
+    std::uint64_t seq;
+    std::chrono::steady_clock::time_point written;
+  };
+
   worker_router& router_;
   socket_type socket_;
   link::decoder decoder_;
@@ -98,6 +106,8 @@ class worker_link : public std::enable_shared_from_this<worker_link> {
   std::uint64_t worker_hash_ = 0;
   std::vector<std::string> paths_;
 
+  std::uint32_t queued_envelopes_ = 0;  // in out_, for the envelopes-per-write histogram
+  std::deque<batch_time> batch_times_;
   std::uint64_t next_seq_ = 1;
   std::deque<unacked> unacked_;
   byte_buffer unacked_bytes_;

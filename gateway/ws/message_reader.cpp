@@ -5,6 +5,7 @@ namespace fg::ws {
 error message_reader::begin(const frame_header& f, const reader_options&) {
   frame_op_ = f.op;
   frame_started_ = false;
+  ++frames_seen_;
   if (f.op == opcode::text || f.op == opcode::binary) {
     message_op_ = f.op;
     utf8_.reset();

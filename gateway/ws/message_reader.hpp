@@ -46,6 +46,9 @@ class message_reader {
   // True while no partial message or frame is held (nothing borrowed).
   [[nodiscard]] bool idle() const noexcept { return !parser_.mid_frame() && !parser_.in_message(); }
 
+  // Frames begun so far (for the frames-per-read histogram).
+  [[nodiscard]] std::uint64_t frames_seen() const noexcept { return frames_seen_; }
+
   // Gives borrowed buffers back to the pool (connection teardown).
   void release_buffers() noexcept;
 
@@ -77,6 +80,7 @@ class message_reader {
   opcode message_op_ = opcode::text;
   opcode frame_op_ = opcode::text;
   bool frame_started_ = false;  // this frame has already delivered part of its payload
+  std::uint64_t frames_seen_ = 0;
 };
 
 template <class MessageHandler>

@@ -95,6 +95,26 @@ redis_broker_stats redis_broker::stats() const {
   return s;
 }
 
+broker_report redis_broker::report() const {
+  const redis_broker_stats s = stats();
+  broker_report r;
+  r.kind = "redis";
+  r.up = pub_.ready() && sub_.ready();
+  r.publishes = s.published;
+  r.deliveries = s.delivered;
+  r.buffered = s.buffered;
+  r.dropped = s.dropped;
+  r.missed = s.missed;
+  r.outbox = outbox_.size();
+  r.reconnects = s.reconnects;
+  r.resubscribes = s.resubscribes;
+  r.duplicates = s.duplicates;
+  r.rooms = wanted_.size();
+  r.subscriptions = sub_.ready() ? announced_.size() : 0;
+  r.publish_ns = &publish_ns_;
+  return r;
+}
+
 std::string redis_broker::channel_of(std::string_view room) const {
   std::string ch;
   ch.reserve(room_prefix_.size() + room.size());
@@ -409,7 +429,8 @@ void redis_broker::send_outbox() {
   redisAsyncContext* c = pub_.context();
   if (c == nullptr) return;
   while (in_flight_ < outbox_.size()) {
-    const record& r = *outbox_[in_flight_];
+    record& r = *outbox_[in_flight_];
+    r.written = std::chrono::steady_clock::now();
     const std::string channel = channel_of(r.room);
     const char* argv[3] = {"PUBLISH", channel.data(), r.wire.data()};
     const std::size_t len[3] = {7, channel.size(), r.wire.size()};
@@ -429,6 +450,8 @@ void redis_broker::on_publish_reply(redisAsyncContext*, void* reply, void* privd
   record_ptr done = std::move(self->outbox_.front());
   self->outbox_.pop_front();
   --self->in_flight_;
+  self->publish_ns_.observe(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - done->written).count()));
   if (r->type == REDIS_REPLY_INTEGER) {
     // Fewer subscribers than before the outage: a peer is not back (or left).
     if (done->expect >= 0 && r->integer < done->expect) ++self->stats_.missed;

@@ -70,6 +70,7 @@
 #include "worker/app.hpp"
 #include "worker/broker/redis_connection.hpp"
 #include "worker/broker/redis_url.hpp"
+#include "worker/metrics/worker_stats.hpp"
 
 struct redisAsyncContext;
 
@@ -118,6 +119,8 @@ class redis_broker final : public broker, private redis_connection::listener {
   void publish(std::string_view room, std::string_view payload) override;
 
   [[nodiscard]] redis_broker_stats stats() const;
+  // For /metrics and /readyz.
+  [[nodiscard]] broker_report report() const;
   [[nodiscard]] std::uint64_t origin() const noexcept { return origin_; }
   [[nodiscard]] bool wants(std::string_view room) const { return wanted_.contains(room); }
   // The room's SUBSCRIBE is acknowledged on the current connection.
@@ -141,6 +144,7 @@ class redis_broker final : public broker, private redis_connection::listener {
     std::string wire;         // envelope header + payload: what PUBLISH sends
     bool owed_local = false;  // our members get it from its copy coming back
     long long expect = -1;    // subscribers it should reach (a flush after an outage); -1: no expectation
+    std::chrono::steady_clock::time_point written;  // PUBLISH handed to hiredis, for its round trip
     [[nodiscard]] std::string_view payload() const;
   };
   using record_ptr = std::shared_ptr<record>;
@@ -211,6 +215,7 @@ class redis_broker final : public broker, private redis_connection::listener {
   std::unordered_map<std::uint64_t, std::uint64_t> last_seen_;  // origin -> highest seq delivered
 
   redis_broker_stats stats_;
+  metrics::histogram publish_ns_{metrics::buckets::latency_ns};
 };
 
 }  // namespace fg::worker

@@ -212,7 +212,9 @@ class SupervisorTest(unittest.TestCase):
             self.assertEqual(proc_ppid(rec["pid"]), sup.pid, rec)
         self.assertEqual(proc_cmdline(gateway["pid"])[-4:], ["--listen", "127.0.0.1:0", "--link-dir", link_dir])
         for k, rec in ((1, w1), (2, w2)):
-            self.assertEqual(proc_cmdline(rec["pid"])[-4:], ["--id", f"w{k}", "--link-dir", link_dir])
+            # Worker k's admin listener: --worker-admin's port (9091 by default) + k - 1.
+            self.assertEqual(proc_cmdline(rec["pid"])[-6:],
+                             ["--id", f"w{k}", "--link-dir", link_dir, "--admin", f"127.0.0.1:{9090 + k}"])
         # A fresh private directory under $XDG_RUNTIME_DIR, shared by all children.
         self.assertEqual(os.path.dirname(link_dir), self.runtime)
         self.assertEqual(stat.S_IMODE(os.stat(link_dir).st_mode), 0o700)
@@ -243,7 +245,8 @@ class SupervisorTest(unittest.TestCase):
         os.kill(old_w1["pid"], signal.SIGKILL)
         new_w1 = wait_until(lambda: (r := self.live("w1")) and r["pid"] != old_w1["pid"] and r,
                             "a new w1 process")
-        self.assertEqual(proc_cmdline(new_w1["pid"])[-4:], ["--id", "w1", "--link-dir", old_w1["link_dir"]])
+        self.assertEqual(proc_cmdline(new_w1["pid"])[-6:],
+                         ["--id", "w1", "--link-dir", old_w1["link_dir"], "--admin", "127.0.0.1:9091"])
         self.assertEqual(proc_ppid(new_w1["pid"]), sup.pid)
         sup.wait_for_line(rf"w1 \(pid {old_w1['pid']}\) killed by signal 9", "the crash logged with its signal")
         self.assertEqual(self.live("w2")["pid"], w2["pid"], "w2 must not be touched")
