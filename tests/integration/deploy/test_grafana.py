@@ -11,11 +11,14 @@ import json
 import os
 import re
 import sys
+import tempfile
 import unittest
+
+import yaml
 
 import metric_refs
 from deploy_files import (DASHBOARD, DASHBOARD_GENERATOR, DASHBOARD_PROVIDERS, DATASOURCES, METRICS_MD, compose_config,
-                          load_yaml, ports, run, volumes)
+                          load_yaml, ports, run, tool, volumes)
 
 # The rows the issue asks for, by a word each row title must contain.
 REQUIRED_ROWS = ("traffic", "latency", "backpressure", "errors", "workers", "broker", "deflate", "process")
@@ -86,6 +89,16 @@ class DashboardTest(unittest.TestCase):
     def test_generated_by_the_generator(self):
         result = run([sys.executable, DASHBOARD_GENERATOR, "--check"])
         self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_every_query_parses_as_promql(self):
+        """Prometheus's own parser: each query as a recording rule for `promtool check rules`."""
+        rules = [{"record": f"dashboard:query_{i}", "expr": e.expr.replace("$__rate_interval", "1m")}
+                 for i, (_, _, e) in enumerate(self.expressions())]
+        with tempfile.NamedTemporaryFile("w", suffix=".yml", prefix="fg-dashboard-rules-") as f:
+            yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}, f)
+            f.flush()
+            result = run([tool("promtool"), "check", "rules", f.name])
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
     def test_metrics_md_has_the_table(self):
         self.assertGreater(len(self.table), 40, "docs/METRICS.md's tables were not read")
