@@ -12,36 +12,42 @@ namespace {
 spdlog::level::level_enum g_level = spdlog::level::info;
 bool g_json = false;
 
-// %* in the JSON pattern: the message as the inside of a JSON string
-// (RFC 8259 §7: quote, backslash and control characters escaped), so a
-// message quoting a client's bytes cannot break the line.
+// Works for std::string and spdlog's memory buffer alike.
+template <class Out>
+void put(Out& dest, std::string_view s) {
+  dest.append(s.data(), s.data() + s.size());
+}
+
+template <class Out>
+void escape_into(std::string_view s, Out& dest) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': put(dest, "\\\""); break;
+      case '\\': put(dest, "\\\\"); break;
+      case '\n': put(dest, "\\n"); break;
+      case '\r': put(dest, "\\r"); break;
+      case '\t': put(dest, "\\t"); break;
+      default:
+        if (c < 0x20) {
+          char esc[8];
+          const int n = std::snprintf(esc, sizeof esc, "\\u%04x", c);
+          put(dest, std::string_view(esc, static_cast<std::size_t>(n)));
+        } else {
+          dest.push_back(ch);
+        }
+    }
+  }
+}
+
+// %* in the JSON pattern: the message as the inside of a JSON string, so
+// a message quoting a client's bytes cannot break the line.
 class json_escaped_message final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-    append_json_escaped(std::string_view(msg.payload.data(), msg.payload.size()), dest);
+    escape_into(std::string_view(msg.payload.data(), msg.payload.size()), dest);
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<json_escaped_message>(); }
-
-  static void append_json_escaped(std::string_view s, spdlog::memory_buf_t& dest) {
-    for (const char ch : s) {
-      const auto c = static_cast<unsigned char>(ch);
-      switch (c) {
-        case '"': dest.append(std::string_view("\\\"")); break;
-        case '\\': dest.append(std::string_view("\\\\")); break;
-        case '\n': dest.append(std::string_view("\\n")); break;
-        case '\r': dest.append(std::string_view("\\r")); break;
-        case '\t': dest.append(std::string_view("\\t")); break;
-        default:
-          if (c < 0x20) {
-            char esc[8];
-            const int n = std::snprintf(esc, sizeof esc, "\\u%04x", c);
-            dest.append(esc, esc + n);
-          } else {
-            dest.push_back(ch);
-          }
-      }
-    }
-  }
 };
 
 void apply_format(spdlog::logger& logger) {
@@ -54,6 +60,8 @@ void apply_format(spdlog::logger& logger) {
   logger.flush_on(spdlog::level::info);
 }
 }  // namespace
+
+void append_json_escaped(std::string& out, std::string_view s) { escape_into(s, out); }
 
 std::unique_ptr<spdlog::formatter> json_formatter() {
   auto f = std::make_unique<spdlog::pattern_formatter>();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -29,6 +30,10 @@ void init_logging(const logging_options& options);
 inline spdlog::level::level_enum readiness_level(const spdlog::logger& logger) {
   return std::max(spdlog::level::info, logger.level());
 }
+
+// Appends `s` as the inside of a JSON string (RFC 8259 §7: quote,
+// backslash and control characters escaped).
+void append_json_escaped(std::string& out, std::string_view s);
 
 // The formatter of --log-format json (exposed for tests).
 std::unique_ptr<spdlog::formatter> json_formatter();

@@ -68,13 +68,15 @@ child_spec cluster::redis_spec() const {
           opts_.redis_server_bin,
           {"--port", "0", "--unixsocket", redis_socket_, "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
            "--dir", link_dir_},
-          {}};
+          {},
+          json_output()};
 }
 
 child_spec cluster::gateway_spec() const {
   auto env = child_env();
   if (!opts_.static_dir.empty()) env.emplace_back("FRAMEGATE_STATIC_DIR", opts_.static_dir);
-  return {"gateway", opts_.gateway_bin, {"--listen", opts_.listen, "--link-dir", link_dir_}, std::move(env)};
+  return {
+      "gateway", opts_.gateway_bin, {"--listen", opts_.listen, "--link-dir", link_dir_}, std::move(env), json_output()};
 }
 
 child_spec cluster::worker_spec(unsigned index) const {
@@ -82,7 +84,8 @@ child_spec cluster::worker_spec(unsigned index) const {
   return {id,
           opts_.worker_bin,
           {"--id", id, "--link-dir", link_dir_, "--admin", opts_.worker_admin_for(index)},
-          child_env()};
+          child_env(),
+          json_output()};
 }
 
 supervised_child::events cluster::child_events() {

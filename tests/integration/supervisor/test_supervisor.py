@@ -413,6 +413,27 @@ class SupervisorTest(unittest.TestCase):
             self.assertEqual({k: env.get(k) for k in expected}, expected, name)
         self.stop_cleanly(sup)
 
+    def test_worker_admin_ports_follow_the_worker_index_or_are_off(self):
+        for option, expected in (("127.0.0.1:9500", ["127.0.0.1:9500", "127.0.0.1:9501"]),
+                                 ("[::1]:0", ["[::1]:0", "[::1]:0"]), ("off", ["off", "off"])):
+            with self.subTest(option=option):
+                sup = self.start_cluster(2, "--worker-admin", option)
+                for k in (1, 2):
+                    cmdline = proc_cmdline(self.live(f"w{k}")["pid"])
+                    self.assertEqual(cmdline[cmdline.index("--admin") + 1], expected[k - 1])
+                self.stop_cleanly(sup)
+
+    def test_json_log_format_reaches_the_children_and_every_line_is_one_object(self):
+        sup = self.start("--listen", "127.0.0.1:0", "--workers", "1", "--log-format", "json")
+        sup.wait_for_line(r'^\{"child":"gateway","msg":".*listening on 127\.0\.0\.1:0', "the gateway's line as JSON")
+        sup.wait_for_line(r'^\{"child":"w1","msg":"fake worker w1: ready"\}$', "w1's line as JSON")
+        for name in ("gateway", "w1"):
+            self.assertEqual(self.live(name)["env"].get("FRAMEGATE_LOG_FORMAT"), "json", name)
+        self.stop_cleanly(sup)
+        for line in sup.lines:
+            entry = json.loads(line)  # raises on any line that is not one JSON object
+            self.assertTrue("child" in entry or entry.get("component") == "supervisor", line)
+
     def test_print_config_shows_effective_values_and_starts_nothing(self):
         result = self.run_cli("up", "--print-config", "--workers", "3", "--listen", "127.0.0.1:9000",
                               "--stop-timeout", "2.5", "--slow-ms", "10", "--verbose",
@@ -474,7 +495,9 @@ class SupervisorTest(unittest.TestCase):
         self.assertIn("bad.conf:2:", result.stderr)
 
     def test_bad_own_option_values_are_usage_errors(self):
-        for args in (["--workers", "0"], ["--listen", "nonsense"], ["--stop-timeout", "-1"], ["-x"]):
+        for args in (["--workers", "0"], ["--listen", "nonsense"], ["--stop-timeout", "-1"], ["-x"],
+                     ["--worker-admin", "nowhere"], ["--worker-admin", "127.0.0.1:65535", "--workers", "2"],
+                     ["--log-format", "xml"]):
             with self.subTest(args=args):
                 result = self.run_cli("up", *args)
                 self.assertEqual(result.returncode, 2, result.stderr)
