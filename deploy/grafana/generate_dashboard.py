@@ -156,6 +156,9 @@ ROWS = [
         Panel("App errors by path", "Exceptions that escaped an app (the connection is closed with 1011). "
               "Anything above zero is a bug in that app.",
               [rate(f"{WK}app_errors_total", "path", "{{path}}")], "ops"),
+        Panel("Too big for the worker", "Client messages closed with 1009 because their worker's --max-envelope "
+              "cannot carry them. Anything above zero: raise --max-envelope above --max-message-size.",
+              [rate(f"{GW}messages_too_big_for_worker_total", legend="closed 1009")], "ops"),
     ]),
     Row("Workers", [
         Panel("Workers registered", "Workers each gateway has links to. A dip is a worker stopped or crashed: "

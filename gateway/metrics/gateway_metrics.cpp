@@ -112,6 +112,9 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
   out.histogram("framegate_gateway_worker_link_rtt_seconds", "Link ping round trip to workers.", r.link_rtt_ns, ns);
   out.counter("framegate_gateway_failovers_total", "Connections moved to another worker after theirs died.",
               static_cast<double>(r.connections_moved));
+  out.counter("framegate_gateway_messages_too_big_for_worker_total",
+              "Client messages closed with 1009 because their worker's --max-envelope cannot carry them.",
+              static_cast<double>(r.too_big_for_worker));
   out.counter("framegate_gateway_messages_replayed_total",
               "Unacknowledged messages replayed to a connection's next worker.",
               static_cast<double>(r.messages_replayed));

@@ -46,6 +46,7 @@ void routing_counters::add(const routing_counters& o) {
   messages_replayed += o.messages_replayed;
   credit_pauses += o.credit_pauses;
   closed_no_worker += o.closed_no_worker;
+  too_big_for_worker += o.too_big_for_worker;
   roundtrip_ns.merge(o.roundtrip_ns);
   link_rtt_ns.merge(o.link_rtt_ns);
   envelopes_per_write.merge(o.envelopes_per_write);

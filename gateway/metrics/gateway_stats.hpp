@@ -76,7 +76,8 @@ struct routing_counters {
   std::uint64_t connections_moved = 0;     // failovers
   std::uint64_t messages_replayed = 0;     // at-least-once: may reach a worker twice
   std::uint64_t credit_pauses = 0;
-  std::uint64_t closed_no_worker = 0;  // 1013 after a failover found no worker
+  std::uint64_t closed_no_worker = 0;    // 1013 after a failover found no worker
+  std::uint64_t too_big_for_worker = 0;  // 1009: the worker's --max-envelope cannot carry the message
   metrics::histogram roundtrip_ns{metrics::buckets::latency_ns};
   metrics::histogram link_rtt_ns{metrics::buckets::latency_ns};
   metrics::histogram envelopes_per_write{metrics::buckets::count};

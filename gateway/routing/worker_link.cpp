@@ -37,6 +37,10 @@ void worker_link::set_registration(const framegate::link::Register& r) {
   worker_id_ = r.worker_id();
   worker_hash_ = hash64(worker_id_);
   paths_.assign(r.paths().begin(), r.paths().end());
+  // A Message envelope is the payload plus its 8-byte frame header and at
+  // most 40 bytes of fields (conn_id, binary, seq, tags and lengths).
+  constexpr std::uint64_t envelope_overhead = 64;
+  max_payload_ = r.max_envelope() > envelope_overhead ? r.max_envelope() - envelope_overhead : 0;
 }
 
 void worker_link::close(std::string_view why) {

@@ -196,7 +196,14 @@ void worker_router::announce(route& r, std::uint64_t conn_id, bool resumed) {
 void worker_router::on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) {
   auto* r = static_cast<route*>(s.sink_data);
   if (r == nullptr || r->link == nullptr) return;
+  if (!r->link->takes(payload.size())) return refuse_too_big(*r);
   r->last_seq = r->link->send_message(s.id(), op == ws::opcode::binary, payload);
+}
+
+void worker_router::refuse_too_big(route& r) {
+  // Sending it would only get the link closed by the worker's decoder.
+  ++counters_.too_big_for_worker;
+  r.s->close(ws::close_code::message_too_big, "message too big for the worker");
 }
 
 bool worker_router::hold_failure(session& s) {
@@ -259,9 +266,16 @@ void worker_router::on_envelope(worker_link& link, const pb::Envelope& e) {
       welcome->set_link_count(home_.config().threads);
       welcome->set_credit_window(home_.config().credit_window);
       link.send(w);
-      if (home_.index() == 0)
-        component_logger("gateway")->info("worker '{}' (pid {}, {}) registered, serving {} path(s)", link.worker_id(),
-                                          e.register_().pid(), e.register_().version(), e.register_().paths_size());
+      if (home_.index() == 0) {
+        auto log = component_logger("gateway");
+        log->info("worker '{}' (pid {}, {}) registered, serving {} path(s)", link.worker_id(), e.register_().pid(),
+                  e.register_().version(), e.register_().paths_size());
+        if (!link.takes(home_.config().reader.limits.max_message_size))
+          log->warn(
+              "worker '{}' takes messages up to {} bytes (its --max-envelope), below --max-message-size {}: "
+              "larger ones will be closed with 1009",
+              link.worker_id(), link.max_payload(), home_.config().reader.limits.max_message_size);
+      }
       return;
     }
     case pb::Envelope::kSend: return deliver(e.send());
@@ -379,7 +393,8 @@ void worker_router::on_link_lost(worker_link& lost) {
   }
   lost.for_each_unacked([&](std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload) {
     const auto it = routes_.find(conn_id);
-    if (it == routes_.end() || it->second->link == nullptr) return;
+    if (it == routes_.end() || it->second->link == nullptr || !it->second->s->is_open()) return;
+    if (!it->second->link->takes(payload.size())) return refuse_too_big(*it->second);
     ++counters_.messages_replayed;
     it->second->last_seq = it->second->link->send_message(conn_id, binary, payload);
   });

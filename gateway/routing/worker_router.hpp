@@ -92,6 +92,7 @@ class worker_router final : public message_sink {
   worker_link* pick(const route& r) const;
   void announce(route& r, std::uint64_t conn_id, bool resumed);
   void deliver(const framegate::link::Send& send);
+  void refuse_too_big(route& r);
   void resume_paused(worker_link& link);
   void release_failures(worker_link& link, bool all);
 

@@ -25,6 +25,7 @@ worker_runtime::worker_runtime(asio::io_context& io, const worker_config& config
   hello_.set_worker_id(config.id);
   hello_.set_pid(static_cast<std::uint32_t>(::getpid()));
   hello_.set_version(std::string(fg::version));
+  hello_.set_max_envelope(config.link.max_envelope);
   for (const auto& path : apps.paths()) hello_.add_paths(path);
 }
 
