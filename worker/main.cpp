@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
           return {true, std::to_string(up) + " gateway link(s), " + b.kind + " broker up"};
         },
         [&] {
-          return fg::worker::render_worker_metrics({runtime.core().stats(), runtime.core().per_app(),
+          return fg::worker::render_worker_metrics({config.id, runtime.core().stats(), runtime.core().per_app(),
                                                     runtime.core().connection_count(), runtime.ready_links(),
                                                     broker_report()});
         });

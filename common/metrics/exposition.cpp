@@ -53,10 +53,10 @@ std::string exposition::text() const {
   return prometheus::TextSerializer().Serialize(all);
 }
 
-void exposition::process_metrics(std::string_view component, std::string_view version) {
+void exposition::process_metrics(std::string_view component, std::string_view version, std::string_view id) {
   family("framegate_build_info", "Always 1; labels tell the binary's version and which framegate process it is.",
          metric_kind::gauge)
-      .add(1, {{"version", version}, {"component", component}});
+      .add(1, {{"version", version}, {"component", component}, {"id", id}});
   const process_stats p = read_process_stats();
   counter("framegate_process_cpu_seconds_total", "User and system CPU time of the process, in seconds.", p.cpu_seconds);
   gauge("framegate_process_resident_memory_bytes", "Resident set size of the process.",

@@ -61,9 +61,11 @@ class exposition {
   // The text format (version 0.0.4), families in declaration order.
   [[nodiscard]] std::string text() const;
 
-  // `framegate_build_info{version,component} 1` and the process's own
+  // `framegate_build_info{version,component,id} 1` and the process's own
   // resources (framegate_process_*: CPU, RSS, descriptors, start time).
-  void process_metrics(std::string_view component, std::string_view version);
+  // `id` names the process as its peers do (a worker's --id, the gateway's
+  // id), so its series can be joined with theirs.
+  void process_metrics(std::string_view component, std::string_view version, std::string_view id);
 
  private:
   std::deque<prometheus::MetricFamily> families_;  // stable addresses for family_writer

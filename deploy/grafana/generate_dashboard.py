@@ -174,6 +174,9 @@ ROWS = [
               "in use. Pinned at --credit-window means the worker is saturated and its clients' reads are "
               "paused.",
               [total(f"{GW}worker_unacked_messages", "worker", "{{worker}}")]),
+        Panel("Unacknowledged bytes per worker", "Payload bytes of those messages: the byte credits in use. "
+              "Pinned at --credit-bytes means large messages saturate the worker.",
+              [total(f"{GW}worker_unacked_bytes", "worker", "{{worker}}")], "bytes"),
         Panel("Credit pauses per worker", "Client reads paused because a worker's credits ran out. Sustained: "
               "that worker needs more CPU or more replicas (--scale worker=N).",
               [rate(f"{GW}worker_credit_pauses_total", "worker", "{{worker}}")], "ops"),

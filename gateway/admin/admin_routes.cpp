@@ -82,7 +82,7 @@ void admin_routes::handle(const request& req, std::function<void(response)> done
   }
   if (path == "/metrics") {
     backend_.collect([this, version, done = std::move(done)](std::vector<thread_snapshot> threads) {
-      done(make_response(http::status::ok, version, render_gateway_metrics(threads, counters_),
+      done(make_response(http::status::ok, version, render_gateway_metrics(threads, counters_, options_.gateway_id),
                          metrics::text_content_type, true));
     });
     return;

@@ -27,6 +27,7 @@ using httpd::response;
 struct admin_options {
   std::string api_token;           // empty: the publish API is disabled (403)
   std::size_t max_body_bytes = 0;  // --max-message-size
+  std::string gateway_id;          // for framegate_build_info
 };
 
 class admin_routes final : public httpd::service {

@@ -1,13 +1,14 @@
 #include "gateway/admin/admin_server.hpp"
 
 #include "common/logging.hpp"
+#include "gateway/net/io_thread.hpp"
 
 namespace fg::gateway::admin {
 
 admin_server::admin_server(const gateway_config& config, std::vector<io_thread*> threads, worker_router* router)
     : config_(config),
-      bridge_(io_, std::move(threads), router),
-      routes_({config.api_token, config.reader.limits.max_message_size}, bridge_),
+      bridge_(io_, threads, router),
+      routes_({config.api_token, config.reader.limits.max_message_size, threads.front()->shared().gateway_id}, bridge_),
       listener_(io_, routes_) {}
 
 admin_server::~admin_server() { stop(); }

@@ -83,6 +83,7 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
       row.routed += w.routed;
       row.credit_pauses += w.credit_pauses;
       row.unacked += w.unacked;
+      row.unacked_bytes += w.unacked_bytes;
     }
   std::size_t registered = 0;
   for (const auto& [id, row] : rows) registered += row.links > 0 ? 1 : 0;
@@ -99,12 +100,16 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
                            "Client reads paused because the worker's credits ran out.", metric_kind::counter);
   auto unacked = out.family("framegate_gateway_worker_unacked_messages",
                             "Messages forwarded to each worker and not yet acknowledged.", metric_kind::gauge);
+  auto unacked_bytes = out.family("framegate_gateway_worker_unacked_bytes",
+                                  "Payload bytes forwarded to each worker and not yet acknowledged (--credit-bytes).",
+                                  metric_kind::gauge);
   for (const auto& [id, row] : rows) {
     links.add(static_cast<double>(row.links), {{"worker", id}});
     conns.add(static_cast<double>(row.connections), {{"worker", id}});
     routed.add(static_cast<double>(row.routed), {{"worker", id}});
     paused.add(static_cast<double>(row.credit_pauses), {{"worker", id}});
     unacked.add(static_cast<double>(row.unacked), {{"worker", id}});
+    unacked_bytes.add(static_cast<double>(row.unacked_bytes), {{"worker", id}});
   }
   out.histogram("framegate_gateway_worker_roundtrip_seconds",
                 "Time from a batch of messages leaving for a worker to the worker's acknowledgement.", r.roundtrip_ns,
@@ -126,7 +131,8 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
 
 }  // namespace
 
-std::string render_gateway_metrics(std::span<const thread_snapshot> threads, const admin_counters& admin) {
+std::string render_gateway_metrics(std::span<const thread_snapshot> threads, const admin_counters& admin,
+                                   std::string_view gateway_id) {
   thread_counters c;
   routing_counters r;
   std::uint64_t send_queue_bytes = 0;
@@ -146,7 +152,7 @@ std::string render_gateway_metrics(std::span<const thread_snapshot> threads, con
                         metric_kind::counter);
   for (const auto& [status, n] : admin.publishes_by_status)
     api.add(static_cast<double>(n), {{"status", std::to_string(status)}});
-  out.process_metrics("gateway", version);
+  out.process_metrics("gateway", version, gateway_id);
   return out.text();
 }
 

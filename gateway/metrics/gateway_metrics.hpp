@@ -9,6 +9,8 @@
 
 namespace fg::gateway {
 
-std::string render_gateway_metrics(std::span<const thread_snapshot> threads, const admin_counters& admin);
+// `gateway_id`: the id workers see in Welcome (framegate_build_info's id).
+std::string render_gateway_metrics(std::span<const thread_snapshot> threads, const admin_counters& admin,
+                                   std::string_view gateway_id);
 
 }  // namespace fg::gateway

@@ -94,6 +94,7 @@ struct worker_row {
   std::uint64_t routed = 0;         // counter
   std::uint64_t credit_pauses = 0;  // counter
   std::uint64_t unacked = 0;
+  std::uint64_t unacked_bytes = 0;
 };
 
 // What a scrape gets from one thread.

@@ -74,6 +74,7 @@ class worker_link : public std::enable_shared_from_this<worker_link> {
       fn(u.conn_id, u.binary, std::span<const std::uint8_t>(unacked_bytes_.data() + u.offset, u.size));
   }
   [[nodiscard]] std::size_t unacked_count() const noexcept { return unacked_.size(); }
+  [[nodiscard]] std::size_t unacked_bytes() const noexcept { return unacked_bytes_.size() - unacked_head_; }
   // Has the worker acknowledged every message up to `seq`?
   [[nodiscard]] bool acked(std::uint64_t seq) const noexcept { return unacked_.empty() || unacked_.front().seq > seq; }
   // Connections whose close waits for the worker to acknowledge a message

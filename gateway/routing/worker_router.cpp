@@ -123,6 +123,7 @@ void worker_router::snapshot(thread_snapshot& snap) const {
     auto& row = rows[l->worker_id()];
     if (!l->closed()) row.links = 1;
     row.unacked += l->unacked_count();
+    row.unacked_bytes += l->unacked_bytes();
   }
   for (const auto& [id, r] : routes_)
     if (r->link != nullptr) ++rows[r->link->worker_id()].connections;

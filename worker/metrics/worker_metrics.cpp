@@ -73,7 +73,7 @@ std::string render_worker_metrics(const worker_view& w) {
   metrics::exposition out;
   write_apps(out, w);
   write_broker(out, w.broker);
-  out.process_metrics("worker", version);
+  out.process_metrics("worker", version, w.id);
   return out.text();
 }
 

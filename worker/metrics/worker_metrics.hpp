@@ -12,6 +12,7 @@
 namespace fg::worker {
 
 struct worker_view {
+  const std::string& id;  // --id
   const dispatcher_stats& core;
   const std::vector<app_stats>& apps;
   std::size_t connections;  // served now

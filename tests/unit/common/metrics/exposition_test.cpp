@@ -57,9 +57,9 @@ TEST(Exposition, LabelValuesAreEscaped) {
 
 TEST(Exposition, ProcessMetricsDescribeThisProcess) {
   exposition out;
-  out.process_metrics("test", "1.2.3");
+  out.process_metrics("test", "1.2.3", "t1");
   const std::string text = out.text();
-  EXPECT_TRUE(has_line(text, "framegate_build_info{version=\"1.2.3\",component=\"test\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "framegate_build_info{version=\"1.2.3\",component=\"test\",id=\"t1\"} 1")) << text;
   for (const char* name :
        {"framegate_process_cpu_seconds_total", "framegate_process_resident_memory_bytes", "framegate_process_open_fds",
         "framegate_process_max_fds", "framegate_process_start_time_seconds"})

@@ -31,7 +31,7 @@ thread_snapshot one_thread(std::uint64_t opened, std::uint16_t close_code) {
 TEST(GatewayMetrics, ThreadsAreSummed) {
   std::vector<thread_snapshot> threads{one_thread(5, 1000), one_thread(7, 1006)};
   threads[1].send_queue_bytes = 300;
-  const std::string text = render_gateway_metrics(threads, {});
+  const std::string text = render_gateway_metrics(threads, {}, "g1");
   EXPECT_TRUE(has_line(text, "framegate_gateway_connections_opened_total 12")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_connections_active 10")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_connections_closed_total{code=\"1000\"} 1")) << text;
@@ -59,15 +59,15 @@ TEST(GatewayMetrics, WorkersAreMergedByIdAcrossThreads) {
   std::vector<thread_snapshot> threads(2);
   for (auto& t : threads) {
     t.routing = true;
-    t.workers.push_back({"w1", 1, 3, 4, 1, 2});
-    t.workers.push_back({"w2", 0, 0, 9, 0, 0});  // gone: its links are down, its counters stay
+    t.workers.push_back({"w1", 1, 3, 4, 1, 2, 500});
+    t.workers.push_back({"w2", 0, 0, 9, 0, 0, 0});  // gone: its links are down, its counters stay
     t.routes.roundtrip_ns.observe(2'000'000);
   }
   fg::gateway::admin_counters admin;
   admin.count_publish(200);
   admin.count_publish(200);
   admin.count_publish(401);
-  const std::string text = render_gateway_metrics(threads, admin);
+  const std::string text = render_gateway_metrics(threads, admin, "g1");
   EXPECT_TRUE(has_line(text, "framegate_gateway_workers 1")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_links{worker=\"w1\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_links{worker=\"w2\"} 0")) << text;
@@ -75,6 +75,10 @@ TEST(GatewayMetrics, WorkersAreMergedByIdAcrossThreads) {
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_connections_routed_total{worker=\"w2\"} 18")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_credit_pauses_total{worker=\"w1\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_unacked_messages{worker=\"w1\"} 4")) << text;
+  EXPECT_TRUE(has_line(text, "framegate_gateway_worker_unacked_bytes{worker=\"w1\"} 1000")) << text;
+  EXPECT_TRUE(
+      has_line(text, "framegate_build_info{version=\"" FRAMEGATE_VERSION "\",component=\"gateway\",id=\"g1\"} 1"))
+      << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_roundtrip_seconds_bucket{le=\"0.0025\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_roundtrip_seconds_bucket{le=\"0.001\"} 0")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_api_publishes_total{status=\"200\"} 2")) << text;
