@@ -33,6 +33,8 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   std::uint64_t max_message_size = cfg.reader.limits.max_message_size;
   std::uint32_t max_fragments = cfg.reader.limits.max_fragments;
   bool skip_utf8 = false;
+  auto& deflate = cfg.handshake.deflate;
+  std::string takeover = "none";
 
   app.add_option("--listen", listen, "Address to accept WebSocket clients on, HOST:PORT (port 0: any free port)")
       ->envname("FRAMEGATE_LISTEN")
@@ -89,6 +91,41 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->check(CLI::IsMember({"close", "drop"}));
   app.add_flag("--skip-utf8-validation", skip_utf8, "Do not validate text messages (trusted clients only)")
       ->envname("FRAMEGATE_SKIP_UTF8_VALIDATION");
+  auto* deflate_flag =
+      app.add_flag("--deflate", deflate.enabled, "Accept permessage-deflate (RFC 7692) from clients that offer it")
+          ->envname("FRAMEGATE_DEFLATE");
+  app.add_option("--deflate-threshold", deflate.threshold,
+                 "Messages of fewer bytes are sent uncompressed (RSV1 clear); compressing small ones costs more "
+                 "CPU than it saves")
+      ->envname("FRAMEGATE_DEFLATE_THRESHOLD")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40))
+      ->needs(deflate_flag);
+  app.add_option("--deflate-takeover", takeover,
+                 "Context takeover: none (no zlib state held by any connection), client, server or both "
+                 "(zlib state per connection, bounded by the two options below)")
+      ->envname("FRAMEGATE_DEFLATE_TAKEOVER")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "client", "server", "both"}))
+      ->needs(deflate_flag);
+  app.add_option("--deflate-window-bits", deflate.max_window_bits,
+                 "Largest LZ77 window, in bits (9..15), used to compress, and allowed to clients with client "
+                 "takeover")
+      ->envname("FRAMEGATE_DEFLATE_WINDOW_BITS")
+      ->capture_default_str()
+      ->check(CLI::Range(9, 15))
+      ->needs(deflate_flag);
+  app.add_option("--deflate-level", deflate.tuning.level, "zlib compression level, 1 (fastest) to 9 (smallest)")
+      ->envname("FRAMEGATE_DEFLATE_LEVEL")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 9))
+      ->needs(deflate_flag);
+  app.add_option("--deflate-mem-level", deflate.tuning.mem_level,
+                 "zlib memLevel, 1 to 9: compression memory and speed (per connection with server takeover)")
+      ->envname("FRAMEGATE_DEFLATE_MEM_LEVEL")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 9))
+      ->needs(deflate_flag);
   app.add_option("--link-dir", cfg.link_dir,
                  "Directory of the worker link sockets (link-<thread>.sock); workers connect there")
       ->envname("FRAMEGATE_LINK_DIR")
@@ -172,6 +209,8 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.idle_ping = seconds_to_ms(idle_ping);
   cfg.pong_timeout = seconds_to_ms(pong_timeout);
   cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;
+  deflate.server_takeover = takeover == "server" || takeover == "both";
+  deflate.client_takeover = takeover == "client" || takeover == "both";
   return cfg;
 }
 

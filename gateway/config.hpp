@@ -24,7 +24,8 @@ struct gateway_config {
 
   ws::reader_options reader{};  // max message size, max fragments, UTF-8
   std::size_t max_header_bytes = 8192;
-  http::handshake_options handshake{};
+  http::handshake_options handshake{};  // origins, subprotocols, permessage-deflate
+  [[nodiscard]] const ws::deflate_options& deflate() const noexcept { return handshake.deflate; }
 
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds close_timeout{5000};

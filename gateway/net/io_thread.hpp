@@ -19,6 +19,7 @@
 
 #include "common/byte_buffer.hpp"
 #include "gateway/config.hpp"
+#include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/session.hpp"
 
@@ -33,6 +34,16 @@ struct thread_counters {
   std::uint64_t messages_out = 0;
   std::uint64_t dropped_messages = 0;
   std::uint64_t overflow_closes = 0;
+  // permessage-deflate (RFC 7692). A broadcast compressed once counts once.
+  std::uint64_t deflate_connections_opened = 0;  // negotiated; minus closed: the open ones
+  std::uint64_t deflate_connections_closed = 0;
+  std::uint64_t deflate_messages_in = 0;             // inflated
+  std::uint64_t deflate_messages_out = 0;            // compressed
+  std::uint64_t deflate_bytes_in_compressed = 0;     // payload bytes on the wire of the messages inflated
+  std::uint64_t deflate_bytes_in_uncompressed = 0;   // ... and once inflated
+  std::uint64_t deflate_bytes_out_uncompressed = 0;  // payload bytes of the messages compressed
+  std::uint64_t deflate_bytes_out_compressed = 0;    // ... and on the wire
+  std::uint64_t deflate_skipped = 0;  // to deflate connections uncompressed: below the threshold, or incompressible
 };
 
 class io_thread;
@@ -62,6 +73,8 @@ class io_thread {
   [[nodiscard]] thread_counters& counters() noexcept { return counters_; }
   [[nodiscard]] unsigned index() const noexcept { return index_; }
   [[nodiscard]] message_sink& sink() noexcept { return *sink_; }
+  // permessage-deflate compression of this thread's sends.
+  [[nodiscard]] message_compressor& compressor() noexcept { return compressor_; }
 
   // Takes an acceptor bound to the listen address (SO_REUSEPORT) and starts
   // the loop's thread.
@@ -119,6 +132,7 @@ class io_thread {
   bool shutting_down_ = false;
   std::uint32_t shutdown_deadline_ms_ = 0;
   thread_counters counters_;
+  message_compressor compressor_;
 };
 
 }  // namespace fg::gateway

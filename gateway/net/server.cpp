@@ -79,6 +79,15 @@ thread_counters server::totals() const {
     sum.messages_out += c.messages_out;
     sum.dropped_messages += c.dropped_messages;
     sum.overflow_closes += c.overflow_closes;
+    sum.deflate_connections_opened += c.deflate_connections_opened;
+    sum.deflate_connections_closed += c.deflate_connections_closed;
+    sum.deflate_messages_in += c.deflate_messages_in;
+    sum.deflate_messages_out += c.deflate_messages_out;
+    sum.deflate_bytes_in_compressed += c.deflate_bytes_in_compressed;
+    sum.deflate_bytes_in_uncompressed += c.deflate_bytes_in_uncompressed;
+    sum.deflate_bytes_out_uncompressed += c.deflate_bytes_out_uncompressed;
+    sum.deflate_bytes_out_compressed += c.deflate_bytes_out_compressed;
+    sum.deflate_skipped += c.deflate_skipped;
   }
   return sum;
 }

@@ -15,7 +15,9 @@
 #include "common/logging.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/static_files.hpp"
+#include "gateway/net/broadcast_frames.hpp"
 #include "gateway/net/io_thread.hpp"
+#include "gateway/ws/deflater.hpp"
 #include "gateway/ws/frame_writer.hpp"
 
 namespace fg::gateway {
@@ -111,6 +113,9 @@ void session::on_handshake(error_code ec) {
   const auto rest = handshake_->buffer.data();
   std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
   if (!pipelined.empty()) std::memcpy(pipelined.data(), rest.data(), pipelined.size());
+  deflate_ = verdict.deflate;
+  reader_.enable_deflate(deflate_);  // before the pipelined frames are read
+  if (deflate_.enabled) ++home_.counters().deflate_connections_opened;
   accept(http::accept_response(verdict), std::move(info), pipelined);
 }
 
@@ -232,7 +237,13 @@ void session::consume(std::span<std::uint8_t> bytes) {
 
 void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
   if (phase_ != phase::open) return;  // data after our close frame is discarded (RFC 6455 §5.5.1)
-  ++home_.counters().messages_in;
+  auto& counters = home_.counters();
+  ++counters.messages_in;
+  if (reader_.compressed()) {
+    ++counters.deflate_messages_in;
+    counters.deflate_bytes_in_compressed += reader_.wire_size();
+    counters.deflate_bytes_in_uncompressed += payload.size();
+  }
   home_.sink().on_message(*this, op, payload);
 }
 
@@ -259,13 +270,25 @@ void session::on_close(std::uint16_t code, std::string_view) {
 void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
   if (phase_ != phase::open && phase_ != phase::failing) return;
   ++home_.counters().messages_out;
-  send_frame(op, payload, false);
+  if (!deflate_.enabled) return send_frame(op, payload, false);
+  // Room is judged on the uncompressed size, before compressing: with
+  // context takeover a message once compressed must also be sent.
+  if (!make_room(ws::frame_header_size(payload.size()) + payload.size())) return;
+  if (const auto packed = home_.compressor().compress(payload, deflate_, deflater_))
+    return send_frame(op, *packed, true, true);
+  send_frame(op, payload, true);
 }
 
 void session::send_framed(std::span<const std::uint8_t> frame) {
   if ((phase_ != phase::open && phase_ != phase::failing) || !make_room(frame.size())) return;
   ++home_.counters().messages_out;
   home_.cork_for(*this).append(frame);
+}
+
+void session::send_shared(broadcast_frames& frames) {
+  if (phase_ != phase::open && phase_ != phase::failing) return;
+  if (deflate_.server_takeover) return send(frames.op(), frames.payload());
+  send_framed(frames.frame_for(deflate_));
 }
 
 bool session::make_room(std::size_t frame_size) {
@@ -283,13 +306,14 @@ bool session::make_room(std::size_t frame_size) {
   return false;
 }
 
-void session::send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit) {
+void session::send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit,
+                         bool compressed) {
   if (phase_ == phase::draining || phase_ == phase::closed) return;
   const std::size_t frame_size = ws::frame_header_size(payload.size()) + payload.size();
   if (!exempt_from_limit && !make_room(frame_size)) return;
   auto& out = home_.cork_for(*this);
   std::uint8_t* p = out.prepare(frame_size);
-  const std::size_t h = ws::write_frame_header(p, op, payload.size());
+  const std::size_t h = ws::write_frame_header(p, op, payload.size(), true, compressed);
   if (!payload.empty()) std::memcpy(p + h, payload.data(), payload.size());
   out.commit(frame_size);
 }
@@ -422,6 +446,8 @@ void session::complete_failure() {
 
 void session::leave_open(std::uint16_t code, close_origin origin) {
   phase_ = phase::closing;
+  if (deflate_.enabled) ++home_.counters().deflate_connections_closed;
+  deflater_.reset();  // nothing is compressed once closing
   home_.sink().on_close(*this, code, origin);
   resume_reading();  // a close handshake needs the peer's close frame
 }

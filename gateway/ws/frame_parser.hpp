@@ -47,6 +47,8 @@ class frame_parser {
 
   // True between the first and the last frame of a fragmented data message.
   [[nodiscard]] bool in_message() const noexcept { return in_message_; }
+  // Payload bytes on the wire of the data message being read (or just ended).
+  [[nodiscard]] std::uint64_t message_size() const noexcept { return message_size_; }
   [[nodiscard]] bool mid_frame() const noexcept { return in_payload_ || header_len_ != 0; }
   [[nodiscard]] error failed() const noexcept { return failed_; }
 
