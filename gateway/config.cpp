@@ -16,8 +16,24 @@
 
 #include "common/option_values.hpp"
 #include "gateway/routing/sticky_key.hpp"
+#include "gateway/ws/deflater.hpp"
+#include "gateway/ws/inflater.hpp"
 
 namespace fg::gateway {
+
+std::string describe_deflate(const ws::deflate_options& d) {
+  if (!d.enabled) return "permessage-deflate off";
+  std::string s = "permessage-deflate on: messages of " + std::to_string(d.threshold) +
+                  " bytes or more compressed at level " + std::to_string(d.tuning.level) + " (memLevel " +
+                  std::to_string(d.tuning.mem_level) + ", window 2^" + std::to_string(d.max_window_bits) + "); ";
+  if (!d.server_takeover && !d.client_takeover) return s + "no context takeover: no zlib state per connection";
+  std::size_t bound = 0;
+  if (d.server_takeover) bound += ws::deflater::memory_bound(d.max_window_bits, d.tuning.mem_level);
+  if (d.client_takeover) bound += ws::inflater::memory_bound(d.max_window_bits);
+  const char* which = d.server_takeover && d.client_takeover ? "both" : d.server_takeover ? "server" : "client";
+  return s + "context takeover " + which + ": up to " + std::to_string((bound + 1023) / 1024) +
+         " KiB of zlib state per connection that uses it";
+}
 
 gateway_config parse_gateway_config(int argc, char** argv) {
   gateway_config cfg;

@@ -61,6 +61,10 @@ struct gateway_config {
   std::string log_level = "info";
 };
 
+// One line for the start-up log: what --deflate* amount to, and the zlib
+// memory each connection may hold with context takeover.
+std::string describe_deflate(const ws::deflate_options& d);
+
 // Parses argv (and the environment). On --help prints usage and exits 0;
 // on a bad option prints one line to stderr and exits 2.
 gateway_config parse_gateway_config(int argc, char** argv);

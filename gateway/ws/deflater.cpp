@@ -26,6 +26,14 @@ deflater::deflater(int window_bits, deflate_tuning tuning, bool takeover) : take
 deflater::~deflater() { deflateEnd(&z_); }
 
 void deflater::compress(std::span<const std::uint8_t> in, byte_buffer& out) {
+  if (in.empty()) {
+    // §7.2.3.6. Not left to zlib: a second sync flush in a row without input
+    // (context takeover) writes nothing at all, and an empty payload would
+    // leave the receiver inside the stored block it appends.
+    const std::uint8_t empty_block = 0x00;
+    out.append(&empty_block, 1);
+    return;
+  }
   const std::size_t start = out.size();
   while (true) {
     const std::size_t give = std::min(in.size(), max_chunk);

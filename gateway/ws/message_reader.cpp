@@ -1,5 +1,7 @@
 #include "gateway/ws/message_reader.hpp"
 
+#include <limits>
+
 #include "gateway/ws/inflater.hpp"
 
 namespace fg::ws {
@@ -7,6 +9,19 @@ namespace fg::ws {
 message_reader::message_reader() = default;
 
 message_reader::~message_reader() { release_buffers(); }
+
+// RFC 7692 §7.2.1: compressing incompressible data makes it larger: by
+// 0.03% with zlib's defaults, 4% at memLevel 1 or with a window smaller than
+// zlib's block buffer (no stored blocks then), 5.5% with fixed Huffman codes
+// only. The limit is about the inflated size, checked as it is produced, and
+// compressed bytes are not kept, so a compressed message may take 1/16 more
+// on the wire: a client compressing a random message of the largest allowed
+// size is not refused for it.
+std::uint64_t message_reader::compressed_wire_limit(std::uint64_t max_message_size) noexcept {
+  const std::uint64_t slack = max_message_size / 16 + 64;
+  constexpr std::uint64_t top = std::numeric_limits<std::uint64_t>::max();
+  return max_message_size > top - slack ? top : max_message_size + slack;
+}
 
 void message_reader::enable_deflate(const deflate_params& p) noexcept {
   deflate_ = p.enabled;
@@ -19,7 +34,7 @@ error message_reader::begin(const frame_header& f, const reader_options&) {
   frame_started_ = false;
   if (f.op == opcode::text || f.op == opcode::binary) {
     message_op_ = f.op;
-    compressed_ = f.rsv1;  // the parser allows RSV1 here only with deflate negotiated
+    compressed_ = deflate_ && f.rsv1;  // RFC 7692 §6: RSV1 on the first frame marks a compressed message
     utf8_.reset();
   }
   return error::none;
@@ -35,11 +50,12 @@ error message_reader::inflate_piece(std::span<const std::uint8_t> chunk, bool me
   const std::uint64_t limit = opt.limits.max_message_size;
   error e = inflater_->inflate(chunk, message_, limit);
   if (e == error::none && message_done) e = inflater_->finish_message(message_, limit);
+  const bool text = message_op_ == opcode::text && opt.validate_utf8;
+  // What was produced is checked before the stream's own verdict, so a
+  // message fails the same way wherever its bytes were cut into reads.
+  if (text && !utf8_.feed(message_.data() + before, message_.size() - before)) return error::invalid_utf8;
   if (e != error::none) return e;
-  if (message_op_ == opcode::text && opt.validate_utf8) {
-    if (!utf8_.feed(message_.data() + before, message_.size() - before)) return error::invalid_utf8;
-    if (message_done && !utf8_.complete()) return error::invalid_utf8;
-  }
+  if (text && message_done && !utf8_.complete()) return error::invalid_utf8;
   return error::none;
 }
 

@@ -57,8 +57,13 @@ class message_reader {
     if (!deflate_) return parser_.feed(in, opt.limits, a);
     parser_limits lim = opt.limits;
     lim.allow_rsv1 = true;  // RFC 7692 §6: RSV1 marks a compressed message
+    lim.max_compressed_size = compressed_wire_limit(lim.max_message_size);
     return parser_.feed(in, lim, a);
   }
+
+  // How many bytes a compressed message may take on the wire: a little more
+  // than the limit on its inflated size (see .cpp).
+  static std::uint64_t compressed_wire_limit(std::uint64_t max_message_size) noexcept;
 
   // During on_message: whether the message came compressed, and its
   // payload size on the wire.

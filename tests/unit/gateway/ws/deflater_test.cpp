@@ -55,9 +55,17 @@ TEST(deflater, context_takeover_refers_to_earlier_messages) {
 }
 
 TEST(deflater, empty_message_is_one_zero_byte) {
-  // §7.2.3.6.
-  deflater d(15, {}, false);
-  EXPECT_EQ(compress(d, {}), (bytes{0x00}));
+  // §7.2.3.6, with or without context, first or after another message.
+  for (const bool takeover : {false, true}) {
+    deflater d(15, {}, takeover);
+    inflater i;
+    EXPECT_EQ(compress(d, {}), (bytes{0x00}));
+    EXPECT_EQ(inflate(i, compress(d, {})), bytes{});
+    EXPECT_EQ(inflate(i, compress(d, to_bytes("Hello"))), to_bytes("Hello"));
+    EXPECT_EQ(compress(d, {}), (bytes{0x00}));
+    EXPECT_EQ(inflate(i, compress(d, {})), bytes{});
+    EXPECT_EQ(inflate(i, compress(d, to_bytes("Hello"))), to_bytes("Hello"));
+  }
 }
 
 TEST(deflater, round_trip_every_window_level_and_mem_level) {

@@ -32,16 +32,17 @@ deflate_params negotiated(bool client_takeover = false) {
   return p;
 }
 
-bytes compressed(const bytes& message) {
-  deflater d(15, {}, false);
+bytes compressed(const bytes& message, fg::ws::deflate_tuning tuning = {}) {
+  deflater d(15, tuning, false);
   fg::byte_buffer out;
   d.compress(message, out);
   return bytes(out.span().begin(), out.span().end());
 }
 
 // A compressed message as one frame, or cut into `fragments` frames.
-bytes compressed_frames(std::uint8_t op, const bytes& message, std::size_t fragments = 1) {
-  const bytes c = compressed(message);
+bytes compressed_frames(std::uint8_t op, const bytes& message, std::size_t fragments = 1,
+                        fg::ws::deflate_tuning tuning = {}) {
+  const bytes c = compressed(message, tuning);
   bytes out;
   const std::size_t step = c.size() / fragments + 1;
   for (std::size_t i = 0, at = 0; i < fragments; ++i) {
@@ -187,8 +188,8 @@ TEST(message_reader_deflate, corrupt_data_fails) {
 }
 
 TEST(message_reader_deflate, zip_bomb_fails_before_the_memory_is_spent) {
-  const bytes zeros(4 << 20, 0);  // 4 MiB of zeros: about 4 KiB compressed
-  const bytes bomb = compressed_frames(op_binary, zeros);
+  const bytes zeros(4 << 20, 0);  // 4 MiB of zeros: about 4 KiB compressed at level 9
+  const bytes bomb = compressed_frames(op_binary, zeros, 1, {9, 9});
   ASSERT_LT(bomb.size(), 8u * 1024);
   reader_run r;
   r.opt.limits.max_message_size = 64 * 1024;
@@ -205,6 +206,27 @@ TEST(message_reader_deflate, inflated_size_of_exactly_the_limit_is_delivered) {
   reader_run over;
   over.opt.limits.max_message_size = message.size() - 1;
   EXPECT_EQ(over.feed(compressed_frames(op_binary, message, 3)), error::message_too_big);
+}
+
+TEST(message_reader_deflate, incompressible_message_of_the_limit_grows_on_the_wire_but_is_delivered) {
+  bytes random(16384);
+  std::uint32_t x = 12345;
+  for (auto& b : random) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    b = static_cast<std::uint8_t>(x);
+  }
+  const bytes input = compressed_frames(op_binary, random, 2);
+  ASSERT_GT(compressed(random).size(), random.size());
+  reader_run r;
+  r.opt.limits.max_message_size = random.size();
+  ASSERT_EQ(r.feed(input), error::none);
+  EXPECT_EQ(r.h.events, (std::vector<event>{{"binary", random}}));
+}
+
+TEST(message_reader_deflate, compressed_wire_limit_is_a_sixteenth_more) {
+  EXPECT_EQ(message_reader::compressed_wire_limit(1 << 20), (1u << 20) + (1u << 16) + 64);
+  EXPECT_EQ(message_reader::compressed_wire_limit(0), 64u);
+  EXPECT_EQ(message_reader::compressed_wire_limit(~std::uint64_t{0}), ~std::uint64_t{0});
 }
 
 TEST(message_reader_deflate, client_context_takeover) {
