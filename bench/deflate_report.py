@@ -29,7 +29,7 @@ def fmt(v, unit=""):
     if unit == "%":
         return f"{v:.0f}%"
     if unit == "x":
-        return f"{v:.2f}x"
+        return f"{v:.2f}x" if v >= 0.01 else f"{v:.2g}x"
     if abs(v) >= 1e6:
         return f"{v / 1e6:.2f}M{unit and ' ' + unit}"
     if abs(v) >= 1e4:
