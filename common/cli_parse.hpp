@@ -5,7 +5,11 @@
 #include <cstdlib>
 #include <exception>
 
+#include <string>
+
 #include <CLI/CLI.hpp>
+
+#include "common/logging.hpp"
 
 namespace fg {
 
@@ -30,6 +34,18 @@ void parse_or_exit(CLI::App& app, const char* program, Fn&& parse) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
     std::exit(2);
   }
+}
+
+// Adds --log-level and --log-format (and their FRAMEGATE_* variables).
+inline void add_logging_options(CLI::App& app, logging_options& options, const std::string& note = "") {
+  app.add_option("--log-level", options.level, "trace, debug, info, warn, error or off" + note)
+      ->envname("FRAMEGATE_LOG_LEVEL")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_option("--log-format", options.format, "text, or json: one JSON object per line" + note)
+      ->envname("FRAMEGATE_LOG_FORMAT")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
 }
 
 }  // namespace fg

@@ -19,4 +19,13 @@ host_port parse_host_port(std::string_view text) {
   return host_port{host.empty() ? std::string("0.0.0.0") : std::string(host), static_cast<std::uint16_t>(port)};
 }
 
+std::optional<host_port> parse_optional_host_port(std::string_view text, std::string_view option) {
+  if (text == "off") return std::nullopt;
+  try {
+    return parse_host_port(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(option) + ": " + e.what());
+  }
+}
+
 }  // namespace fg

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,5 +16,9 @@ struct host_port {
 // Parses "HOST:PORT", "[v6]:PORT" or ":PORT" (all interfaces). Throws
 // std::invalid_argument with a one-line message on anything else.
 host_port parse_host_port(std::string_view text);
+
+// An admin listener's address: "off" (none) or HOST:PORT. Throws
+// std::invalid_argument naming `option` on anything else.
+std::optional<host_port> parse_optional_host_port(std::string_view text, std::string_view option);
 
 }  // namespace fg

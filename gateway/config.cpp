@@ -163,10 +163,16 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_CREDIT_BYTES")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 34));
+  double link_ping = 5;
+  app.add_option("--link-ping", link_ping,
+                 "Seconds between health pings of every worker link (their round trip is a metric; 0: none)")
+      ->envname("FRAMEGATE_LINK_PING")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   auto* admin_opt =
       app.add_option("--admin", admin,
-                     "Admin HTTP listener (/healthz, /readyz, POST /api/publish), HOST:PORT (port 0: any free port; "
-                     "off: none)")
+                     "Admin HTTP listener (/healthz, /readyz, /metrics, POST /api/publish), HOST:PORT (port 0: any "
+                     "free port; off: none)")
           ->envname("FRAMEGATE_ADMIN")
           ->capture_default_str();
   app.add_option("--api-token", cfg.api_token,
@@ -185,23 +191,12 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_SNDBUF")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--log-level", cfg.log_level, "trace, debug, info, warn, error or off")
-      ->envname("FRAMEGATE_LOG_LEVEL")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  add_logging_options(app, cfg.logging);
 
   parse_or_exit(app, "framegate-gateway", [&] {
     app.parse(argc, argv);
     cfg.listen = parse_host_port(listen);
-    if (admin == "off") {
-      cfg.admin.reset();
-    } else {
-      try {
-        cfg.admin = parse_host_port(admin);
-      } catch (const std::exception& e) {
-        throw std::invalid_argument(std::string("--admin: ") + e.what());
-      }
-    }
+    cfg.admin = parse_optional_host_port(admin, "--admin");
     cfg.admin_explicit = admin_opt->count() > 0;
     (void)parse_sticky_key_spec(cfg.sticky_key);
   });
@@ -224,6 +219,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.close_timeout = seconds_to_ms(close_timeout);
   cfg.idle_ping = seconds_to_ms(idle_ping);
   cfg.pong_timeout = seconds_to_ms(pong_timeout);
+  cfg.link_ping = seconds_to_ms(link_ping);
   cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;
   deflate.server_takeover = takeover == "server" || takeover == "both";
   deflate.client_takeover = takeover == "client" || takeover == "both";

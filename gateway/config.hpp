@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/endpoint.hpp"
+#include "common/logging.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/ws/message_reader.hpp"
 
@@ -43,6 +44,7 @@ struct gateway_config {
   std::vector<std::string> forward_headers;    // lower-case; origin and cookie always go
   std::uint32_t credit_window = 1024;          // unacknowledged messages per link
   std::size_t credit_bytes = 8 * 1024 * 1024;  // unacknowledged bytes per link
+  std::chrono::milliseconds link_ping{5000};   // health ping of every worker link (0: none)
 
   // Admin HTTP listener (health, readiness, publish API) on its own thread.
   // `admin_explicit`: set by flag or environment, so failing to bind it is
@@ -58,7 +60,7 @@ struct gateway_config {
   int rcvbuf = 0;  // 0: kernel default
   int sndbuf = 0;
 
-  std::string log_level = "info";
+  logging_options logging;
 };
 
 // One line for the start-up log: what --deflate* amount to, and the zlib

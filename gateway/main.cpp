@@ -4,6 +4,7 @@
 #include <exception>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 #include <sys/resource.h>
 
@@ -30,8 +31,10 @@ void raise_open_file_limit() {
 // failure only warns (another gateway on this machine may hold it); an
 // address the operator chose must be honoured or the start fails.
 void start_admin(std::optional<fg::gateway::admin::admin_server>& admin, const fg::gateway::gateway_config& config,
-                 boost::asio::io_context& home_io, fg::gateway::worker_router* router) {
-  admin.emplace(config, &home_io, router);
+                 fg::gateway::server& server, fg::gateway::worker_router* router) {
+  std::vector<fg::gateway::io_thread*> threads;
+  for (const auto& t : server.threads()) threads.push_back(t.get());
+  admin.emplace(config, std::move(threads), router);
   try {
     admin->start();
   } catch (const std::system_error& e) {
@@ -46,7 +49,7 @@ void start_admin(std::optional<fg::gateway::admin::admin_server>& admin, const f
 int main(int argc, char** argv) {
   const auto config = fg::gateway::parse_gateway_config(argc, argv);
   try {
-    fg::init_logging(config.log_level, false);
+    fg::init_logging(config.logging);
     auto log = fg::component_logger("gateway");
     raise_open_file_limit();
     if (!config.echo) fg::gateway::worker_router::prepare_link_dir(config.link_dir);
@@ -63,7 +66,7 @@ int main(int argc, char** argv) {
     // Declared after the server, so stopped and destroyed before thread 0's
     // router it asks questions of.
     std::optional<fg::gateway::admin::admin_server> admin;
-    if (config.admin) start_admin(admin, config, server.threads().front()->context(), router0);
+    if (config.admin) start_admin(admin, config, server, router0);
     server.run_until_signal();
     if (admin) admin->stop();
     const auto t = server.totals();

@@ -24,6 +24,7 @@ struct child_spec {
   std::string program;                                   // a path, or a bare name looked up in PATH
   std::vector<std::string> args;                         // after argv[0]
   std::vector<std::pair<std::string, std::string>> env;  // set on top of the supervisor's environment
+  bool json_output = false;                              // relay its lines as JSON objects (--log-format json)
 };
 
 class child_process {

@@ -55,7 +55,8 @@ cluster::cluster(boost::asio::io_context& io, const supervisor_options& opts, st
 std::vector<std::pair<std::string, std::string>> cluster::child_env() const {
   std::vector<std::pair<std::string, std::string>> env;
   for (const auto& [name, value] : opts_.passthrough) env.emplace_back(env_name_for(name), value);
-  env.emplace_back("FRAMEGATE_LOG_LEVEL", opts_.log_level);
+  env.emplace_back("FRAMEGATE_LOG_LEVEL", opts_.logging.level);
+  env.emplace_back("FRAMEGATE_LOG_FORMAT", opts_.logging.format);
   if (!redis_url_.empty()) env.emplace_back("FRAMEGATE_REDIS", redis_url_);
   return env;
 }
@@ -67,18 +68,24 @@ child_spec cluster::redis_spec() const {
           opts_.redis_server_bin,
           {"--port", "0", "--unixsocket", redis_socket_, "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
            "--dir", link_dir_},
-          {}};
+          {},
+          json_output()};
 }
 
 child_spec cluster::gateway_spec() const {
   auto env = child_env();
   if (!opts_.static_dir.empty()) env.emplace_back("FRAMEGATE_STATIC_DIR", opts_.static_dir);
-  return {"gateway", opts_.gateway_bin, {"--listen", opts_.listen, "--link-dir", link_dir_}, std::move(env)};
+  return {
+      "gateway", opts_.gateway_bin, {"--listen", opts_.listen, "--link-dir", link_dir_}, std::move(env), json_output()};
 }
 
 child_spec cluster::worker_spec(unsigned index) const {
   const auto id = "w" + std::to_string(index);
-  return {id, opts_.worker_bin, {"--id", id, "--link-dir", link_dir_}, child_env()};
+  return {id,
+          opts_.worker_bin,
+          {"--id", id, "--link-dir", link_dir_, "--admin", opts_.worker_admin_for(index)},
+          child_env(),
+          json_output()};
 }
 
 supervised_child::events cluster::child_events() {

@@ -36,6 +36,7 @@ class cluster {
   child_spec gateway_spec() const;
   child_spec worker_spec(unsigned index) const;
   std::vector<std::pair<std::string, std::string>> child_env() const;
+  [[nodiscard]] bool json_output() const noexcept { return opts_.logging.format == "json"; }
   supervised_child::events child_events();
 
   void wait_for_signals();

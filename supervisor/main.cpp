@@ -14,13 +14,10 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/logging.hpp"
+#include "common/version.hpp"
 #include "supervisor/cluster.hpp"
 #include "supervisor/link_dir.hpp"
 #include "supervisor/options.hpp"
-
-#ifndef FRAMEGATE_VERSION
-#define FRAMEGATE_VERSION "unknown"
-#endif
 
 namespace {
 
@@ -32,7 +29,7 @@ void print_usage(std::FILE* out) {
                "  framegate --help         this text\n"
                "  framegate --version      print the version\n\n"
                "%s",
-               FRAMEGATE_VERSION, fg::supervisor::up_help().c_str());
+               std::string(fg::version).c_str(), fg::supervisor::up_help().c_str());
 }
 
 // A path we are told to run must exist now, not fail later in a restart loop.
@@ -77,7 +74,7 @@ int run_up(const std::vector<std::string>& args) {
       !check_redis_server(opts))
     return 2;
   try {
-    fg::init_logging(opts.log_level, false);
+    fg::init_logging(opts.logging);
     // A closed terminal must not kill the supervisor mid-shutdown via a write.
     std::signal(SIGPIPE, SIG_IGN);
     fg::supervisor::link_dir dir(opts.link_dir);
@@ -112,7 +109,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "--version") {
-    std::printf("framegate %s\n", FRAMEGATE_VERSION);
+    std::printf("framegate %s\n", std::string(fg::version).c_str());
     return 0;
   }
   if (command.empty())

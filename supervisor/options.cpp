@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli_parse.hpp"
+#include "common/version.hpp"
 
 #include "common/endpoint.hpp"
 #include "common/option_values.hpp"
@@ -49,7 +50,7 @@ struct up_parser {
     app.get_formatter()->column_width(44);
     app.footer(passthrough_help);
     // Known here so that `framegate up --version` is not passed through and run.
-    app.set_version_flag("--version", std::string("framegate ") + FRAMEGATE_VERSION);
+    app.set_version_flag("--version", "framegate " + std::string(fg::version));
     app.add_option("--listen", opts.listen, "Where the gateway accepts WebSocket clients, HOST:PORT")
         ->envname("FRAMEGATE_LISTEN")
         ->capture_default_str();
@@ -93,10 +94,12 @@ struct up_parser {
                      ->envname("FRAMEGATE_STATIC_DIR");
     app.add_flag("--no-demo", opts.no_demo, "Do not serve the bundled browser demo (plain HTTP GETs get 426)")
         ->envname("FRAMEGATE_NO_DEMO");
-    app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error or off (children get it too)")
-        ->envname("FRAMEGATE_LOG_LEVEL")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+    add_logging_options(app, opts.logging, " (children get it too)");
+    app.add_option("--worker-admin", opts.worker_admin,
+                   "Admin listener (/healthz, /readyz, /metrics) of worker 1, HOST:PORT; worker i gets PORT+i-1 "
+                   "(port 0: any free port; off: none)")
+        ->envname("FRAMEGATE_WORKER_ADMIN")
+        ->capture_default_str();
   }
 
   option_kind kind_of(std::string_view name) {
@@ -132,6 +135,10 @@ struct up_parser {
       throw std::invalid_argument(std::string("--listen: ") + e.what());
     }
     if (opts.workers == 0) opts.workers = std::max(1u, std::thread::hardware_concurrency());
+    if (const auto admin = parse_optional_host_port(opts.worker_admin, "--worker-admin");
+        admin && admin->port != 0 && admin->port + opts.workers - 1 > 65535)
+      throw std::invalid_argument("--worker-admin: ports " + std::to_string(admin->port) + "+" +
+                                  std::to_string(opts.workers) + " workers run past 65535");
     const auto dir = own_directory();
     if (opts.gateway_bin.empty()) opts.gateway_bin = dir + "/framegate-gateway";
     if (opts.worker_bin.empty()) opts.worker_bin = dir + "/framegate-worker";
@@ -141,6 +148,14 @@ struct up_parser {
 };
 
 }  // namespace
+
+std::string supervisor_options::worker_admin_for(unsigned index) const {
+  const auto admin = parse_optional_host_port(worker_admin, "--worker-admin");
+  if (!admin) return "off";
+  const unsigned port = admin->port == 0 ? 0 : admin->port + index - 1;
+  const bool v6 = admin->host.find(':') != std::string::npos;
+  return (v6 ? "[" + admin->host + "]" : admin->host) + ":" + std::to_string(port);
+}
 
 std::chrono::milliseconds supervisor_options::stop_timeout() const { return seconds_to_ms(stop_timeout_s); }
 std::chrono::milliseconds supervisor_options::start_timeout() const { return seconds_to_ms(start_timeout_s); }
@@ -192,7 +207,9 @@ std::string format_effective_config(const supervisor_options& opts) {
   out << "start-timeout = " << opts.start_timeout_s << "\n";
   out << "gateway-bin = " << opts.gateway_bin << "\n";
   out << "worker-bin = " << opts.worker_bin << "\n";
-  out << "log-level = " << opts.log_level << "\n";
+  out << "log-level = " << opts.logging.level << "\n";
+  out << "log-format = " << opts.logging.format << "\n";
+  out << "worker-admin = " << opts.worker_admin << "\n";
   if (opts.static_dir_given)
     out << "static-dir = " << opts.static_dir << "\n";
   else if (opts.no_demo)

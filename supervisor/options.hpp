@@ -7,11 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "common/logging.hpp"
 #include "supervisor/passthrough.hpp"
 
 namespace fg::supervisor {
 
 struct supervisor_options {
+  // The admin address of worker `index` (1-based) as an argument for --admin.
+  [[nodiscard]] std::string worker_admin_for(unsigned index) const;
+
   std::string listen = "0.0.0.0:8080";
   unsigned workers = 0;  // resolved to the number of cores when not given
   std::string link_dir;  // empty: a fresh private directory, removed at exit
@@ -21,7 +25,10 @@ struct supervisor_options {
   double start_timeout_s = 10;
   std::string gateway_bin;  // resolved to the directory of this executable when not given
   std::string worker_bin;
-  std::string log_level = "info";
+  logging_options logging;  // the children get it too
+  // Worker i's admin listener is this port + i - 1 ("off": none; port 0:
+  // each picks a free port). The gateway's is its own --admin (passed through).
+  std::string worker_admin = "127.0.0.1:9091";
 
   // What the gateway serves to plain HTTP GETs (FRAMEGATE_STATIC_DIR):
   // --static-dir if given, else the bundled browser demo unless --no-demo.

@@ -30,6 +30,28 @@ void write_stderr(const std::string& text) {
 
 }  // namespace
 
+std::string relayed(std::string_view child, std::string_view line, bool json) {
+  std::string out;
+  out.reserve(child.size() + line.size() + 24);
+  if (!json) {
+    out.append("[").append(child).append("] ").append(line).append("\n");
+    return out;
+  }
+  // One JSON object per line, whoever wrote it: a child's own JSON line
+  // gains a "child" member; anything else (a crash message, redis-server's
+  // text) becomes the "msg" of one.
+  out.append(R"({"child":")").append(child).append("\"");
+  if (line.size() >= 2 && line.front() == '{' && line.back() == '}') {
+    if (line.size() > 2) out.append(",");
+    out.append(line.substr(1)).append("\n");
+    return out;
+  }
+  out.append(R"(,"msg":")");
+  append_json_escaped(out, line);
+  out.append("\"}\n");
+  return out;
+}
+
 supervised_child::supervised_child(boost::asio::io_context& io, child_spec spec,
                                    std::optional<std::regex> ready_pattern, events ev)
     : process_(io, std::move(spec)),
@@ -49,10 +71,7 @@ void supervised_child::start() {
 }
 
 void supervised_child::relay_line(std::string_view line) {
-  std::string out;
-  out.reserve(name().size() + line.size() + 4);
-  out.append("[").append(name()).append("] ").append(line).append("\n");
-  write_stderr(out);
+  write_stderr(relayed(name(), line, process_.spec().json_output));
   if (ready_pattern_ && !ready_this_run_ && !stopping_) {
     const std::string text(line);
     std::smatch match;

@@ -20,6 +20,10 @@
 
 namespace fg::supervisor {
 
+// A line of child `child` as the supervisor writes it to its stderr:
+// "[w1] line", or with `json` one JSON object per line.
+std::string relayed(std::string_view child, std::string_view line, bool json);
+
 class supervised_child {
  public:
   struct events {

@@ -16,6 +16,8 @@ packages=(
   redis-server
   chromium  # headless, for the browser demo test (tests/integration/browser)
   python3 python3-websockets
+  # the deployment checks (tests/integration/deploy): compose files, Prometheus config, nginx load balancer
+  docker-compose python3-yaml prometheus nginx libnginx-mod-stream
   clang libclang-rt-14-dev clang-format
 )
 if [[ "${1:-}" == "--bench" ]]; then
@@ -37,6 +39,14 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Only the tools are wanted, not the daemons their packages start on a
+  # systemd host: Prometheus would hold port 9090, framegate's admin default.
+  # Services a machine already had are left alone.
+  if [[ -d /run/systemd/system ]]; then
+    for service in prometheus nginx; do
+      [[ " ${missing[*]} " == *" $service "* ]] && systemctl disable --now --quiet "$service" 2>/dev/null || true
+    done
+  fi
 fi
 
 # npm packages, pinned by their lock files; reinstalled only when the lock changes.

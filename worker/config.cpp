@@ -78,10 +78,20 @@ worker_config parse_worker_config(int argc, char** argv) {
       ->envname("FRAMEGATE_REDIS_BUFFER")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}));
-  app.add_option("--log-level", cfg.log_level, "trace, debug, info, warn, error or off")
-      ->envname("FRAMEGATE_LOG_LEVEL")
+  std::string admin = "127.0.0.1:9091";
+  auto* admin_opt = app.add_option("--admin", admin,
+                                   "Admin HTTP listener (/healthz, /readyz, /metrics), HOST:PORT (port 0: any free "
+                                   "port; off: none)")
+                        ->envname("FRAMEGATE_ADMIN")
+                        ->capture_default_str();
+  double resubscribe_wait = 5;
+  app.add_option("--redis-resubscribe-wait", resubscribe_wait,
+                 "Seconds buffered publishes wait after an outage for the earlier subscribers to be back "
+                 "(then sent anyway; what they miss is counted)")
+      ->envname("FRAMEGATE_REDIS_RESUBSCRIBE_WAIT")
       ->capture_default_str()
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+      ->check(CLI::Range(0.0, 600.0));
+  add_logging_options(app, cfg.logging);
 
   parse_or_exit(app, "framegate-worker", [&] {
     app.parse(argc, argv);
@@ -89,6 +99,8 @@ worker_config parse_worker_config(int argc, char** argv) {
     check_apps(cfg.apps, cfg.enable_test_apps);
     if (cfg.link_dir.empty()) throw std::invalid_argument("--link-dir: must not be empty");
     if (!redis_url.empty()) cfg.redis = parse_redis_url(redis_url);
+    cfg.admin = parse_optional_host_port(admin, "--admin");
+    cfg.admin_explicit = admin_opt->count() > 0;
   });
 
   if (cfg.id.empty()) {
@@ -98,6 +110,7 @@ worker_config parse_worker_config(int argc, char** argv) {
     cfg.id = std::string(host[0] != '\0' ? host : "w") + "-" + std::to_string(::getpid());
   }
   cfg.slow_delay = std::chrono::milliseconds(slow_ms);
+  cfg.redis_resubscribe_wait = seconds_to_ms(resubscribe_wait);
   return cfg;
 }
 

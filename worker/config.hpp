@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "common/endpoint.hpp"
 #include "common/link/codec.hpp"
+#include "common/logging.hpp"
 #include "worker/broker/redis_url.hpp"
 
 namespace fg::worker {
@@ -31,13 +33,20 @@ struct worker_config {
   std::vector<std::string> apps;             // paths to mount; empty: every built-in app
   bool enable_test_apps = false;             // also mount /slow
   std::chrono::milliseconds slow_delay{50};  // what /slow sleeps per message
-  std::string log_level = "info";
+  logging_options logging;
   link_options link{};
   // The broker: Redis when set (--redis), otherwise the gateway hub (one
   // gateway's workers only).
   std::optional<redis_endpoint> redis;
   std::string channel_prefix = "framegate:";  // Redis channels: <prefix>room:<R>
   std::size_t redis_buffer = 10000;           // publishes kept while Redis is unreachable
+  // Admin HTTP listener (/healthz, /readyz, /metrics); nullopt: "off".
+  // `admin_explicit`: set by flag or environment, so failing to bind it is
+  // fatal; the default address only warns (another worker may hold it).
+  std::optional<host_port> admin = host_port{"127.0.0.1", 9091};
+  bool admin_explicit = false;
+  // After an outage, how long buffered publishes wait for the earlier subscribers to be back.
+  std::chrono::milliseconds redis_resubscribe_wait{5000};
 };
 
 // Parses argv (and the environment). On --help prints usage and exits 0;

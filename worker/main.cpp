@@ -4,22 +4,45 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
+#include <system_error>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "common/httpd/listener.hpp"
 #include "common/logging.hpp"
+#include "worker/admin/worker_routes.hpp"
 #include "worker/apps/builtin.hpp"
 #include "worker/broker/gateway_hub_broker.hpp"
 #include "worker/broker/redis_broker.hpp"
 #include "worker/config.hpp"
+#include "worker/metrics/worker_metrics.hpp"
 #include "worker/runtime/app_registry.hpp"
 #include "worker/runtime/worker_runtime.hpp"
+
+namespace {
+
+// At the default address a bind failure only warns (another worker on this
+// machine may hold it); an address the operator chose must be honoured.
+void start_admin(fg::httpd::listener& admin, const fg::worker::worker_config& config) {
+  if (!config.admin) return;
+  auto log = fg::component_logger("worker");
+  try {
+    admin.start(*config.admin);
+    log->log(fg::readiness_level(*log), "admin listening on {}:{}", config.admin->host, admin.port());
+  } catch (const std::system_error& e) {
+    if (config.admin_explicit) throw;
+    log->warn("{}: admin listener disabled (set --admin)", e.what());
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const auto config = fg::worker::parse_worker_config(argc, argv);
   try {
-    fg::init_logging(config.log_level, false);
+    fg::init_logging(config.logging);
     auto log = fg::component_logger("worker");
 
     fg::worker::app_registry apps;
@@ -37,6 +60,7 @@ int main(int argc, char** argv) {
       fg::worker::redis_broker_options options;
       options.channel_prefix = config.channel_prefix;
       options.buffer = config.redis_buffer;
+      options.resubscribe_wait = config.redis_resubscribe_wait;
       redis = std::make_unique<fg::worker::redis_broker>(io, *config.redis, options, deliver,
                                                          fg::component_logger("redis"));
       runtime.set_broker(*redis, nullptr);
@@ -45,10 +69,29 @@ int main(int argc, char** argv) {
       runtime.set_broker(hub, &hub);
     }
 
+    auto broker_report = [&] { return redis ? redis->report() : hub.report(); };
+    fg::worker::worker_routes admin_routes(
+        [&]() -> fg::worker::readiness {
+          const std::size_t found = runtime.link_count(), up = runtime.ready_links();
+          const auto b = broker_report();
+          if (found == 0) return {false, "no gateway link found in " + config.link_dir};
+          if (up < found) return {false, std::to_string(up) + " of " + std::to_string(found) + " gateway links up"};
+          if (!b.up) return {false, std::string(b.kind) + " broker not connected"};
+          return {true, std::to_string(up) + " gateway link(s), " + b.kind + " broker up"};
+        },
+        [&] {
+          return fg::worker::render_worker_metrics({runtime.core().stats(), runtime.core().per_app(),
+                                                    runtime.core().connection_count(), runtime.ready_links(),
+                                                    broker_report()});
+        });
+    fg::httpd::listener admin(io, admin_routes);
+    start_admin(admin, config);
+
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int signo) {
       if (ec) return;
       log->info("signal {}: closing the links", signo);
+      admin.stop();
       runtime.stop();
       if (redis) redis->stop();
     });
@@ -66,9 +109,9 @@ int main(int argc, char** argv) {
       redis->stop();  // counts what an outage left unsent
       const auto r = redis->stats();
       log->info(
-          "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} reconnects={} "
-          "resubscribes={} duplicates={} foreign={}",
-          r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.reconnects, r.resubscribes,
+          "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} missed={} "
+          "reconnects={} resubscribes={} duplicates={} foreign={}",
+          r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.missed, r.reconnects, r.resubscribes,
           r.duplicates, r.foreign);
     } else {
       const auto& b = hub.stats();

@@ -1,12 +1,13 @@
-// What the admin endpoints need from the routing state. The routing state
-// lives on I/O thread 0, so every question is asynchronous: `done` is
-// called later, on the admin thread.
+// What the admin endpoints need from the I/O threads. The routing state
+// and the counters live on the I/O threads, so every question is
+// asynchronous: `done` is called later, on the admin thread.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <vector>
 
+#include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/routing/worker_router.hpp"
 
 namespace fg::gateway::admin {
@@ -21,6 +22,8 @@ class admin_backend {
   // Hands the messages to workers' brokers; done(false) when no worker is
   // connected (nothing was sent).
   virtual void publish(std::vector<room_message> messages, std::function<void(bool)> done) = 0;
+  // A snapshot of every I/O thread's counters (taken on each thread).
+  virtual void collect(std::function<void(std::vector<thread_snapshot>)> done) = 0;
 };
 
 }  // namespace fg::gateway::admin

@@ -3,26 +3,22 @@
 #include <charconv>
 #include <limits>
 
+#include "common/metrics/exposition.hpp"
 #include "gateway/admin/bearer_token.hpp"
 #include "gateway/admin/publish_request.hpp"
+#include "gateway/metrics/gateway_metrics.hpp"
 
 namespace fg::gateway::admin {
 
 namespace http = boost::beast::http;
+using httpd::make_response;
 
 namespace {
 
 constexpr const char* json_type = "application/json";
 constexpr std::string_view publish_path = "/api/publish";
 
-// Boost 1.74's string_view is its own type.
 std::string_view view(boost::beast::string_view s) { return {s.data(), s.size()}; }
-
-// The path without its query string.
-std::string_view path_of(boost::beast::string_view target) {
-  const std::string_view t = view(target);
-  return t.substr(0, t.find('?'));
-}
 
 response json_error(http::status status, unsigned version, std::string_view message) {
   return make_response(status, version, error_body(message), json_type);
@@ -30,30 +26,23 @@ response json_error(http::status status, unsigned version, std::string_view mess
 
 }  // namespace
 
-response make_response(http::status status, unsigned version, std::string body, const char* type) {
-  response res{status, version};
-  res.set(http::field::content_type, type);
-  res.set(http::field::cache_control, "no-store");
-  res.body() = std::move(body);
-  res.body() += '\n';
-  res.prepare_payload();
-  return res;
-}
-
 std::optional<response> admin_routes::screen(const http::request_header<>& header) const {
   const unsigned version = header.version();
-  const std::string_view path = path_of(header.target());
-  const bool is_health = path == "/healthz" || path == "/readyz";
-  if (!is_health && path != publish_path) return make_response(http::status::not_found, version, "not found");
-
-  const http::verb expected = is_health ? http::verb::get : http::verb::post;
-  if (header.method() != expected) {
-    auto res = make_response(http::status::method_not_allowed, version, "method not allowed");
-    res.set(http::field::allow, is_health ? "GET" : "POST");
-    return res;
+  const std::string_view path = httpd::path_of(header.target());
+  if (path == publish_path) {
+    auto refusal = screen_publish(header);
+    if (refusal) counters_.count_publish(refusal->result_int());
+    return refusal;
   }
-  if (is_health) return std::nullopt;
+  if (path != "/healthz" && path != "/readyz" && path != "/metrics")
+    return make_response(http::status::not_found, version, "not found");
+  if (header.method() != http::verb::get) return httpd::method_not_allowed(version, "GET");
+  return std::nullopt;
+}
 
+std::optional<response> admin_routes::screen_publish(const http::request_header<>& header) const {
+  const unsigned version = header.version();
+  if (header.method() != http::verb::post) return httpd::method_not_allowed(version, "POST");
   if (options_.api_token.empty())
     return json_error(http::status::forbidden, version, "publish API disabled: set --api-token");
   if (!bearer_matches(view(header[http::field::authorization]), options_.api_token)) {
@@ -67,15 +56,19 @@ std::optional<response> admin_routes::screen(const http::request_header<>& heade
     std::size_t n = 0;
     const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
     if (ec == std::errc::result_out_of_range || (ec == std::errc{} && n > options_.max_body_bytes))
-      return json_error(http::status::payload_too_large, version,
-                        "body larger than " + std::to_string(options_.max_body_bytes) + " bytes (--max-message-size)");
+      return body_too_large(version);
   }
   return std::nullopt;
 }
 
+response admin_routes::body_too_large(unsigned version) const {
+  return json_error(http::status::payload_too_large, version,
+                    "body larger than " + std::to_string(options_.max_body_bytes) + " bytes (--max-message-size)");
+}
+
 void admin_routes::handle(const request& req, std::function<void(response)> done) {
   const unsigned version = req.version();
-  const std::string_view path = path_of(req.target());
+  const std::string_view path = httpd::path_of(req.target());
   if (path == "/healthz") return done(make_response(http::status::ok, version, "ok"));
   if (path == "/readyz") {
     backend_.count_workers([version, done = std::move(done)](std::size_t workers) {
@@ -87,7 +80,21 @@ void admin_routes::handle(const request& req, std::function<void(response)> done
     });
     return;
   }
+  if (path == "/metrics") {
+    backend_.collect([this, version, done = std::move(done)](std::vector<thread_snapshot> threads) {
+      done(make_response(http::status::ok, version, render_gateway_metrics(threads, counters_),
+                         metrics::text_content_type, true));
+    });
+    return;
+  }
+  handle_publish(req, [this, done = std::move(done)](response res) {
+    counters_.count_publish(res.result_int());
+    done(std::move(res));
+  });
+}
 
+void admin_routes::handle_publish(const request& req, std::function<void(response)> done) {
+  const unsigned version = req.version();
   auto parsed = parse_publish_request(req.body());
   if (!parsed.error.empty()) return done(json_error(http::status::bad_request, version, parsed.error));
   const std::size_t count = parsed.messages.size();

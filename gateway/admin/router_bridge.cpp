@@ -4,12 +4,14 @@
 
 #include <boost/asio/post.hpp>
 
+#include "gateway/net/io_thread.hpp"
+
 namespace fg::gateway::admin {
 
 namespace asio = boost::asio;
 
-router_bridge::router_bridge(asio::io_context& admin_io, asio::io_context* home_io, worker_router* router)
-    : admin_io_(admin_io), home_io_(home_io), router_(router), mailbox_(std::make_shared<mailbox>()) {
+router_bridge::router_bridge(asio::io_context& admin_io, std::vector<io_thread*> threads, worker_router* router)
+    : admin_io_(admin_io), threads_(std::move(threads)), router_(router), mailbox_(std::make_shared<mailbox>()) {
   mailbox_->bridge = this;
   mailbox_->io = &admin_io;
 }
@@ -40,7 +42,7 @@ void router_bridge::publish(std::vector<room_message> messages, std::function<vo
 void router_bridge::ask(std::function<std::size_t(worker_router&)> work, std::function<void(std::size_t)> done) {
   const std::uint64_t id = next_id_++;
   pending_.emplace(id, std::move(done));
-  asio::post(*home_io_, [router = router_, work = std::move(work), box = mailbox_, id] {
+  asio::post(threads_.front()->context(), [router = router_, work = std::move(work), box = mailbox_, id] {
     const std::size_t result = work(*router);
     const std::lock_guard lock(box->mutex);
     if (box->io == nullptr) return;  // the admin listener is gone
@@ -54,6 +56,35 @@ void router_bridge::answer(std::uint64_t id, std::size_t result) {
   auto done = std::move(it->second);
   pending_.erase(it);
   done(result);
+}
+
+void router_bridge::collect(std::function<void(std::vector<thread_snapshot>)> done) {
+  const std::uint64_t id = next_id_++;
+  auto& s = scrapes_[id];
+  s.snapshots.resize(threads_.size());
+  s.missing = threads_.size();
+  s.done = std::move(done);
+  for (std::size_t i = 0; i < threads_.size(); ++i) {
+    io_thread* t = threads_[i];
+    asio::post(t->context(), [t, box = mailbox_, id, i] {
+      thread_snapshot snap = t->snapshot();
+      const std::lock_guard lock(box->mutex);
+      if (box->io == nullptr) return;
+      asio::post(*box->io, [bridge = box->bridge, id, i, snap = std::move(snap)]() mutable {
+        bridge->take_snapshot(id, i, std::move(snap));
+      });
+    });
+  }
+}
+
+void router_bridge::take_snapshot(std::uint64_t id, std::size_t thread, thread_snapshot snap) {
+  const auto it = scrapes_.find(id);
+  if (it == scrapes_.end()) return;
+  it->second.snapshots[thread] = std::move(snap);
+  if (--it->second.missing != 0) return;
+  auto finished = std::move(it->second);
+  scrapes_.erase(it);
+  finished.done(std::move(finished.snapshots));
 }
 
 }  // namespace fg::gateway::admin

@@ -58,7 +58,6 @@ void io_thread::do_accept() {
   acceptor_->async_accept([this](boost::system::error_code ec, tcp_socket socket) {
     if (ec == asio::error::operation_aborted || shutting_down_) return;
     if (!ec) {
-      ++counters_.connections_opened;
       std::make_shared<session>(*this, std::move(socket))->start();
     } else if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space) {
       // Out of file descriptors: back off instead of spinning on accept.
@@ -147,6 +146,15 @@ void io_thread::forget_cork(const session& s) noexcept {
     cork_owner_ = nullptr;
     cork_.clear();
   }
+}
+
+thread_snapshot io_thread::snapshot() const {
+  thread_snapshot snap;
+  snap.counters = counters_;
+  for (const session* s = head_; s != nullptr; s = s->next_) snap.send_queue_bytes += s->queued_bytes();
+  snap.send_queue_bytes += cork_.size();
+  sink_->snapshot(snap);
+  return snap;
 }
 
 void io_thread::add(session& s) noexcept {

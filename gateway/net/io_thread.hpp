@@ -19,32 +19,12 @@
 
 #include "common/byte_buffer.hpp"
 #include "gateway/config.hpp"
+#include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/session.hpp"
 
 namespace fg::gateway {
-
-// Counters of one thread; summed on demand (metrics come in a later layer).
-struct thread_counters {
-  std::uint64_t connections_opened = 0;
-  std::uint64_t handshakes_refused = 0;
-  std::uint64_t protocol_errors = 0;
-  std::uint64_t messages_in = 0;
-  std::uint64_t messages_out = 0;
-  std::uint64_t dropped_messages = 0;
-  std::uint64_t overflow_closes = 0;
-  // permessage-deflate (RFC 7692). A broadcast compressed once counts once.
-  std::uint64_t deflate_connections_opened = 0;  // negotiated; minus closed: the open ones
-  std::uint64_t deflate_connections_closed = 0;
-  std::uint64_t deflate_messages_in = 0;             // inflated
-  std::uint64_t deflate_messages_out = 0;            // compressed
-  std::uint64_t deflate_bytes_in_compressed = 0;     // payload bytes on the wire of the messages inflated
-  std::uint64_t deflate_bytes_in_uncompressed = 0;   // ... and once inflated
-  std::uint64_t deflate_bytes_out_uncompressed = 0;  // payload bytes of the messages compressed
-  std::uint64_t deflate_bytes_out_compressed = 0;    // ... and on the wire
-  std::uint64_t deflate_skipped = 0;  // to deflate connections uncompressed: below the threshold, or incompressible
-};
 
 class io_thread;
 // Makes the sink of one thread (each thread has its own: no locks).
@@ -71,6 +51,8 @@ class io_thread {
   [[nodiscard]] const gateway_config& config() const noexcept { return shared_.config; }
   [[nodiscard]] gateway_shared& shared() noexcept { return shared_; }
   [[nodiscard]] thread_counters& counters() noexcept { return counters_; }
+  // On this thread: a copy of everything it counts, for a scrape.
+  [[nodiscard]] thread_snapshot snapshot() const;
   [[nodiscard]] unsigned index() const noexcept { return index_; }
   [[nodiscard]] message_sink& sink() noexcept { return *sink_; }
   // permessage-deflate compression of this thread's sends.

@@ -17,6 +17,7 @@
 namespace fg::gateway {
 
 class session;
+struct thread_snapshot;
 
 // Who ended a connection.
 enum class close_origin : std::uint8_t {
@@ -66,6 +67,8 @@ class message_sink {
   // The thread is shutting down and its connections are gone: release
   // everything that would keep the loop alive (links, listeners).
   virtual void stop() {}
+  // A scrape: add what the sink counts (routing, workers) to the thread's snapshot.
+  virtual void snapshot(thread_snapshot&) const {}
 };
 
 }  // namespace fg::gateway

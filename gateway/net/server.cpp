@@ -69,26 +69,9 @@ void server::join() {
 }
 
 thread_counters server::totals() const {
+  // After join(): the threads are gone, their counters are stable.
   thread_counters sum;
-  for (const auto& t : threads_) {
-    const auto& c = t->counters();
-    sum.connections_opened += c.connections_opened;
-    sum.handshakes_refused += c.handshakes_refused;
-    sum.protocol_errors += c.protocol_errors;
-    sum.messages_in += c.messages_in;
-    sum.messages_out += c.messages_out;
-    sum.dropped_messages += c.dropped_messages;
-    sum.overflow_closes += c.overflow_closes;
-    sum.deflate_connections_opened += c.deflate_connections_opened;
-    sum.deflate_connections_closed += c.deflate_connections_closed;
-    sum.deflate_messages_in += c.deflate_messages_in;
-    sum.deflate_messages_out += c.deflate_messages_out;
-    sum.deflate_bytes_in_compressed += c.deflate_bytes_in_compressed;
-    sum.deflate_bytes_in_uncompressed += c.deflate_bytes_in_uncompressed;
-    sum.deflate_bytes_out_uncompressed += c.deflate_bytes_out_uncompressed;
-    sum.deflate_bytes_out_compressed += c.deflate_bytes_out_compressed;
-    sum.deflate_skipped += c.deflate_skipped;
-  }
+  for (const auto& t : threads_) sum.add(t->counters());
   return sum;
 }
 

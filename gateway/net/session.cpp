@@ -142,7 +142,9 @@ request_info session::make_request_info() const {
 }
 
 void session::refuse(unsigned status, std::string_view reason) {
-  ++home_.counters().handshakes_refused;
+  auto& c = home_.counters();
+  ++c.handshakes_refused;
+  ++c.refused_by_status[refusal_status::of(status)];
   respond(http::refusal_response(status, reason));
 }
 
@@ -170,6 +172,7 @@ void session::respond(std::string_view response) {
 }
 
 void session::accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined) {
+  ++home_.counters().connections_opened;
   handshake_.reset();
   phase_ = phase::open;
   last_rx_ms_ = home_.now_ms();
@@ -224,7 +227,11 @@ void session::on_readable(error_code ec) {
 
   last_rx_ms_ = home_.now_ms();
   ping_outstanding_ = false;  // any traffic proves the peer is alive
+  auto& c = home_.counters();
+  c.socket_read_bytes += n;
+  const std::uint64_t frames_before = reader_.frames_seen();
   consume(buffer.first(n));
+  c.frames_per_read.observe(reader_.frames_seen() - frames_before);
   home_.uncork();
   continue_reading();
 }
@@ -237,12 +244,15 @@ void session::consume(std::span<std::uint8_t> bytes) {
 
 void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
   if (phase_ != phase::open) return;  // data after our close frame is discarded (RFC 6455 §5.5.1)
-  auto& counters = home_.counters();
-  ++counters.messages_in;
+  auto& c = home_.counters();
+  ++c.messages_in;
+  ++c.messages_received[data_index(op)];
+  c.payload_received[data_index(op)] += payload.size();
+  c.message_size.observe(payload.size());
   if (reader_.compressed()) {
-    ++counters.deflate_messages_in;
-    counters.deflate_bytes_in_compressed += reader_.wire_size();
-    counters.deflate_bytes_in_uncompressed += payload.size();
+    ++c.deflate_messages_in;
+    c.deflate_bytes_in_compressed += reader_.wire_size();
+    c.deflate_bytes_in_uncompressed += payload.size();
   }
   home_.sink().on_message(*this, op, payload);
 }
@@ -269,7 +279,7 @@ void session::on_close(std::uint16_t code, std::string_view) {
 
 void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
   if (phase_ != phase::open && phase_ != phase::failing) return;
-  ++home_.counters().messages_out;
+  count_sent(op, payload.size());
   if (!deflate_.enabled) return send_frame(op, payload, false);
   // Room is judged on the uncompressed size, before compressing: with
   // context takeover a message once compressed must also be sent.
@@ -279,16 +289,23 @@ void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
   send_frame(op, payload, true);
 }
 
-void session::send_framed(std::span<const std::uint8_t> frame) {
+void session::send_framed(std::span<const std::uint8_t> frame, ws::opcode op, std::size_t payload_size) {
   if ((phase_ != phase::open && phase_ != phase::failing) || !make_room(frame.size())) return;
-  ++home_.counters().messages_out;
+  count_sent(op, payload_size);
   home_.cork_for(*this).append(frame);
 }
 
 void session::send_shared(broadcast_frames& frames) {
   if (phase_ != phase::open && phase_ != phase::failing) return;
   if (deflate_.server_takeover) return send(frames.op(), frames.payload());
-  send_framed(frames.frame_for(deflate_));
+  send_framed(frames.frame_for(deflate_), frames.op(), frames.payload().size());
+}
+
+void session::count_sent(ws::opcode op, std::size_t payload_size) {
+  auto& c = home_.counters();
+  ++c.messages_out;
+  ++c.messages_sent[data_index(op)];
+  c.payload_sent[data_index(op)] += payload_size;
 }
 
 bool session::make_room(std::size_t frame_size) {
@@ -364,6 +381,7 @@ void session::flush(byte_buffer& corked) {
     error_code ec;
     const std::size_t n = socket_.write_some(asio::buffer(pending.data(), pending.size()), ec);
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
+    if (!ec) home_.counters().socket_written_bytes += n;
     pending = pending.subspan(ec ? 0 : n);
   }
   if (!pending.empty()) {
@@ -394,7 +412,10 @@ void session::write_backlog() {
   const std::size_t left = backlog_.size() - backlog_head_;
   const std::size_t n = socket_.write_some(asio::buffer(backlog_.data() + backlog_head_, left), ec);
   if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
-  if (!ec) backlog_head_ += n;
+  if (!ec) {
+    backlog_head_ += n;
+    home_.counters().socket_written_bytes += n;
+  }
   if (backlog_head_ < backlog_.size()) {
     if (backlog_head_ > backlog_.size() / 2) {  // compact now and then, not on every partial write
       backlog_.consume(backlog_head_);
@@ -418,7 +439,10 @@ void session::close(std::uint16_t code, std::string_view reason) {
 }
 
 void session::fail(ws::error e) {
+  static const auto log = component_logger("gateway");
+  log->debug("conn={} protocol error {} (close {})", id_, ws::to_string(e), ws::close_code_for(e));
   ++home_.counters().protocol_errors;
+  ++home_.counters().errors_by_kind[static_cast<std::size_t>(e)];
   if (phase_ == phase::open && home_.sink().hold_failure(*this)) {
     phase_ = phase::failing;
     pending_error_ = e;
@@ -446,6 +470,7 @@ void session::complete_failure() {
 
 void session::leave_open(std::uint16_t code, close_origin origin) {
   phase_ = phase::closing;
+  ++home_.counters().closed_by_code[close_code_group::of(code)];
   if (deflate_.enabled) ++home_.counters().deflate_connections_closed;
   deflater_.reset();  // nothing is compressed once closing
   home_.sink().on_close(*this, code, origin);
@@ -502,6 +527,7 @@ void session::on_tick(std::uint32_t now) {
       if (paused_) return;  // not reading: silence is ours, not the client's
       if (ping_outstanding_) {
         if (due(now, ping_sent_ms_ + ms(cfg.pong_timeout))) {
+          ++home_.counters().pong_timeouts;
           send_close_frame(ws::close_code::internal_error, "pong timeout");
           leave_open(ws::close_code::internal_error, close_origin::server);
           finish();
@@ -509,6 +535,7 @@ void session::on_tick(std::uint32_t now) {
       } else if (due(now, last_rx_ms_ + ms(cfg.idle_ping))) {
         ping_outstanding_ = true;
         ping_sent_ms_ = now;
+        ++home_.counters().pings_sent;
         send_frame(ws::opcode::ping, {}, true);
       }
       return;

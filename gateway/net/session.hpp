@@ -51,8 +51,9 @@ class session : public std::enable_shared_from_this<session> {
   // negotiated and it is large enough. Dropped silently once closing;
   // subject to the send-queue policy when the client does not keep up.
   void send(ws::opcode op, std::span<const std::uint8_t> payload);
-  // Queues a frame that is already framed. Same policy as send().
-  void send_framed(std::span<const std::uint8_t> frame);
+  // Queues a frame that is already framed carrying a message of `op` with
+  // `payload_size` bytes (before compression). Same policy as send().
+  void send_framed(std::span<const std::uint8_t> frame, ws::opcode op, std::size_t payload_size);
   // Queues a broadcast: the frame its parameters share with other
   // recipients (framed or compressed once for all), or, with server context
   // takeover, the message compressed with this connection's own context.
@@ -64,6 +65,8 @@ class session : public std::enable_shared_from_this<session> {
 
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
   [[nodiscard]] bool is_open() const noexcept { return phase_ == phase::open; }
+  // Bytes waiting in the backlog (the socket did not take them yet).
+  [[nodiscard]] std::size_t queued_bytes() const noexcept { return backlog_.size() - backlog_head_; }
 
   // Flow control from the sink: a paused session does not read its socket,
   // so TCP pushes back on the client.
@@ -119,6 +122,7 @@ class session : public std::enable_shared_from_this<session> {
   void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit,
                   bool compressed = false);
   bool make_room(std::size_t frame_size);  // applies the send-queue policy
+  void count_sent(ws::opcode op, std::size_t payload_size);
   request_info make_request_info() const;
   void continue_reading();
   void send_close_frame(std::uint16_t code, std::string_view reason);

@@ -37,6 +37,10 @@ void worker_link::set_registration(const framegate::link::Register& r) {
   worker_id_ = r.worker_id();
   worker_hash_ = hash64(worker_id_);
   paths_.assign(r.paths().begin(), r.paths().end());
+  // A Message envelope is the payload plus its 8-byte frame header and at
+  // most 40 bytes of fields (conn_id, binary, seq, tags and lengths).
+  constexpr std::uint64_t envelope_overhead = 64;
+  max_payload_ = r.max_envelope() > envelope_overhead ? r.max_envelope() - envelope_overhead : 0;
 }
 
 void worker_link::close(std::string_view why) {
@@ -78,12 +82,14 @@ std::uint64_t worker_link::send_message(std::uint64_t conn_id, bool binary, std:
   const std::size_t offset = unacked_bytes_.size();
   unacked_bytes_.append(payload);
   unacked_.push_back(unacked{seq, conn_id, offset, static_cast<std::uint32_t>(payload.size()), binary});
+  ++queued_envelopes_;
   schedule_flush();
   return seq;
 }
 
 void worker_link::send(const framegate::link::Envelope& e) {
   link::encode(e, out_);
+  ++queued_envelopes_;
   schedule_flush();
 }
 
@@ -93,6 +99,15 @@ bool worker_link::has_credit() const noexcept {
 }
 
 void worker_link::on_ack(std::uint64_t seq) {
+  if (!batch_times_.empty() && batch_times_.front().seq <= seq) {
+    const auto now = std::chrono::steady_clock::now();
+    auto& rtt = router_.mutable_counters().roundtrip_ns;
+    while (!batch_times_.empty() && batch_times_.front().seq <= seq) {
+      rtt.observe(static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now - batch_times_.front().written).count()));
+      batch_times_.pop_front();
+    }
+  }
   while (!unacked_.empty() && unacked_.front().seq <= seq) {
     unacked_head_ = unacked_.front().offset + unacked_.front().size;
     unacked_.pop_front();
@@ -120,6 +135,12 @@ void worker_link::schedule_flush() {
 
 void worker_link::flush() {
   if (write_in_flight_ || out_.empty() || closed_) return;
+  router_.mutable_counters().envelopes_per_write.observe(queued_envelopes_);
+  queued_envelopes_ = 0;
+  // Bounded: a worker that never acknowledges stops being sampled, not the gateway.
+  if (const std::uint64_t last = next_seq_ - 1;
+      last != 0 && (batch_times_.empty() || batch_times_.back().seq < last) && batch_times_.size() < 256)
+    batch_times_.push_back({last, std::chrono::steady_clock::now()});
   std::swap(out_, writing_);
   write_in_flight_ = true;
   asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()),

@@ -8,6 +8,7 @@
 // unacknowledged messages go to the connection's next worker).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -49,6 +50,11 @@ class worker_link : public std::enable_shared_from_this<worker_link> {
   [[nodiscard]] const std::string& worker_id() const noexcept { return worker_id_; }
   [[nodiscard]] std::uint64_t worker_hash() const noexcept { return worker_hash_; }
   [[nodiscard]] bool serves(std::string_view path) const;
+  // Can a client message of `payload_size` bytes travel to this worker? (Register.max_envelope)
+  [[nodiscard]] bool takes(std::size_t payload_size) const noexcept {
+    return max_payload_ == 0 || payload_size <= max_payload_;
+  }
+  [[nodiscard]] std::uint64_t max_payload() const noexcept { return max_payload_; }
   void set_registration(const framegate::link::Register& r);
 
   // Forwards one client message; returns its sequence number.
@@ -84,6 +90,13 @@ class worker_link : public std::enable_shared_from_this<worker_link> {
   void schedule_flush();
   void flush();
 
+  // When a batch carrying messages up to `seq` was written: its Ack gives
+  // the round trip through the worker (one sample per batch, not per message).
+  struct batch_time {
+    std::uint64_t seq;
+    std::chrono::steady_clock::time_point written;
+  };
+
   worker_router& router_;
   socket_type socket_;
   link::decoder decoder_;
@@ -97,7 +110,10 @@ class worker_link : public std::enable_shared_from_this<worker_link> {
   std::string worker_id_;
   std::uint64_t worker_hash_ = 0;
   std::vector<std::string> paths_;
+  std::uint64_t max_payload_ = 0;  // largest client payload the worker's envelope limit allows (0: no limit told)
 
+  std::uint32_t queued_envelopes_ = 0;  // in out_, for the envelopes-per-write histogram
+  std::deque<batch_time> batch_times_;
   std::uint64_t next_seq_ = 1;
   std::deque<unacked> unacked_;
   byte_buffer unacked_bytes_;

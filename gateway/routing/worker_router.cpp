@@ -16,10 +16,6 @@ namespace asio = boost::asio;
 namespace pb = framegate::link;
 using boost::system::error_code;
 
-namespace {
-constexpr std::string_view version = "0.1.0";
-}
-
 void worker_router::prepare_link_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -30,8 +26,23 @@ void worker_router::prepare_link_dir(const std::string& dir) {
   }
 }
 
+namespace {
+// Past this many worker ids, the tallies of workers with no live link are
+// forgotten (ids like <hostname>-<pid> change on every restart).
+constexpr std::size_t max_tallies = 256;
+
+std::uint64_t steady_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+}  // namespace
+
 worker_router::worker_router(io_thread& home)
-    : home_(home), sticky_(parse_sticky_key_spec(home.config().sticky_key)), frames_(home.compressor()) {
+    : home_(home),
+      sticky_(parse_sticky_key_spec(home.config().sticky_key)),
+      frames_(home.compressor()),
+      ping_timer_(home.context().get_executor()) {
   socket_path_ = home.config().link_dir + "/link-" + std::to_string(home.index()) + ".sock";
   ::unlink(socket_path_.c_str());
   acceptor_ = std::make_unique<decltype(acceptor_)::element_type>(home.context().get_executor());
@@ -42,6 +53,7 @@ worker_router::worker_router(io_thread& home)
   acceptor_->listen();
   if (home.index() == 0) hub_ = std::make_unique<room_hub>();
   do_accept();
+  schedule_link_ping();
 }
 
 worker_router::~worker_router() { stop(); }
@@ -49,6 +61,7 @@ worker_router::~worker_router() { stop(); }
 void worker_router::stop() {
   if (stopped_) return;
   stopped_ = true;
+  ping_timer_.cancel();
   error_code ec;
   if (acceptor_) acceptor_->close(ec);
   ::unlink(socket_path_.c_str());
@@ -66,6 +79,57 @@ void worker_router::do_accept() {
     }
     do_accept();
   });
+}
+
+void worker_router::schedule_link_ping() {
+  if (home_.config().link_ping.count() == 0) return;
+  ping_timer_.expires_after(home_.config().link_ping);
+  ping_timer_.async_wait([this](error_code ec) {
+    if (ec || stopped_) return;
+    ping_links();
+    schedule_link_ping();
+  });
+}
+
+void worker_router::ping_links() {
+  // The nonce is the send time: the Pong brings it back (link_rtt_ns).
+  pb::Envelope e;
+  e.mutable_ping()->set_nonce(steady_ns());
+  for (const auto& l : links_)
+    if (l->registered() && !l->closed()) l->send(e);
+}
+
+worker_router::worker_tally& worker_router::tally(const worker_link& link) {
+  if (tallies_.size() >= max_tallies && !tallies_.contains(link.worker_id())) {
+    std::erase_if(tallies_, [&](const auto& entry) {
+      return std::none_of(links_.begin(), links_.end(), [&](const auto& l) { return l->worker_id() == entry.first; });
+    });
+  }
+  return tallies_[link.worker_id()];
+}
+
+void worker_router::snapshot(thread_snapshot& snap) const {
+  snap.routing = true;
+  snap.routes = counters_;
+  std::unordered_map<std::string, worker_row> rows;
+  for (const auto& [id, t] : tallies_) {
+    auto& row = rows[id];
+    row.routed = t.routed;
+    row.credit_pauses = t.credit_pauses;
+  }
+  for (const auto& l : links_) {
+    if (!l->registered()) continue;
+    auto& row = rows[l->worker_id()];
+    if (!l->closed()) row.links = 1;
+    row.unacked += l->unacked_count();
+  }
+  for (const auto& [id, r] : routes_)
+    if (r->link != nullptr) ++rows[r->link->worker_id()].connections;
+  snap.workers.reserve(rows.size());
+  for (auto& [id, row] : rows) {
+    row.worker = id;
+    snap.workers.push_back(std::move(row));
+  }
 }
 
 // ---------------------------------------------------------------- clients
@@ -108,6 +172,7 @@ void worker_router::on_open(session& s, request_info&& info) {
     s.close(1013, "no worker available");  // 1013: try again later
     return;
   }
+  ++tally(*placed.link).routed;
   announce(placed, s.id(), false);
 }
 
@@ -130,7 +195,14 @@ void worker_router::announce(route& r, std::uint64_t conn_id, bool resumed) {
 void worker_router::on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) {
   auto* r = static_cast<route*>(s.sink_data);
   if (r == nullptr || r->link == nullptr) return;
+  if (!r->link->takes(payload.size())) return refuse_too_big(*r);
   r->last_seq = r->link->send_message(s.id(), op == ws::opcode::binary, payload);
+}
+
+void worker_router::refuse_too_big(route& r) {
+  // Sending it would only get the link closed by the worker's decoder.
+  ++counters_.too_big_for_worker;
+  r.s->close(ws::close_code::message_too_big, "message too big for the worker");
 }
 
 bool worker_router::hold_failure(session& s) {
@@ -156,6 +228,7 @@ bool worker_router::can_read(session& s) {
   auto* r = static_cast<route*>(s.sink_data);
   if (r == nullptr || r->link == nullptr || r->link->has_credit()) return true;
   ++counters_.credit_pauses;
+  ++tally(*r->link).credit_pauses;
   r->link->paused().push_back(s.id());
   return false;
 }
@@ -192,9 +265,16 @@ void worker_router::on_envelope(worker_link& link, const pb::Envelope& e) {
       welcome->set_link_count(home_.config().threads);
       welcome->set_credit_window(home_.config().credit_window);
       link.send(w);
-      if (home_.index() == 0)
-        component_logger("gateway")->info("worker '{}' (pid {}, {}) registered, serving {} path(s)", link.worker_id(),
-                                          e.register_().pid(), e.register_().version(), e.register_().paths_size());
+      if (home_.index() == 0) {
+        auto log = component_logger("gateway");
+        log->info("worker '{}' (pid {}, {}) registered, serving {} path(s)", link.worker_id(), e.register_().pid(),
+                  e.register_().version(), e.register_().paths_size());
+        if (!link.takes(home_.config().reader.limits.max_message_size))
+          log->warn(
+              "worker '{}' takes messages up to {} bytes (its --max-envelope), below --max-message-size {}: "
+              "larger ones will be closed with 1009",
+              link.worker_id(), link.max_payload(), home_.config().reader.limits.max_message_size);
+      }
       return;
     }
     case pb::Envelope::kSend: return deliver(e.send());
@@ -219,6 +299,10 @@ void worker_router::on_envelope(worker_link& link, const pb::Envelope& e) {
       link.send(pong);
       return;
     }
+    case pb::Envelope::kPong:
+      if (const std::uint64_t now = steady_ns(); e.pong().nonce() <= now)
+        counters_.link_rtt_ns.observe(now - e.pong().nonce());
+      return;
     case pb::Envelope::kBrokerSubscribe:
       if (!hub_) return;
       for (const auto& room : e.broker_subscribe().subscribe()) hub_->subscribe(link, room);
@@ -227,7 +311,7 @@ void worker_router::on_envelope(worker_link& link, const pb::Envelope& e) {
     case pb::Envelope::kBrokerPublish:
       if (hub_) hub_->publish(e.broker_publish());
       return;
-    default: return;  // pongs and envelopes meant for workers are ignored
+    default: return;  // envelopes meant for workers are ignored
   }
 }
 
@@ -235,8 +319,9 @@ void worker_router::deliver(const pb::Send& send) {
   // Framed once per parameter set among the recipients (plain, compressed
   // per window size), the same bytes queued for every recipient of a set.
   const auto& payload = send.payload();
-  frames_.reset(send.binary() ? ws::opcode::binary : ws::opcode::text,
-                {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+  const auto op = send.binary() ? ws::opcode::binary : ws::opcode::text;
+  frames_.reset(op, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+  counters_.broadcast_recipients.observe(static_cast<std::uint64_t>(send.conn_ids_size()));
   for (const std::uint64_t id : send.conn_ids()) {
     if (auto it = routes_.find(id); it != routes_.end()) it->second->s->send_shared(frames_);
   }
@@ -297,12 +382,14 @@ void worker_router::on_link_lost(worker_link& lost) {
       continue;
     }
     ++counters_.connections_moved;
+    ++tally(*r.link).routed;
     r.last_seq = 0;
     announce(r, id, true);
   }
   lost.for_each_unacked([&](std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload) {
     const auto it = routes_.find(conn_id);
-    if (it == routes_.end() || it->second->link == nullptr) return;
+    if (it == routes_.end() || it->second->link == nullptr || !it->second->s->is_open()) return;
+    if (!it->second->link->takes(payload.size())) return refuse_too_big(*it->second);
     ++counters_.messages_replayed;
     it->second->last_seq = it->second->link->send_message(conn_id, binary, payload);
   });

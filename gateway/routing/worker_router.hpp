@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "common/byte_buffer.hpp"
 #include "gateway/net/broadcast_frames.hpp"
@@ -26,16 +27,6 @@
 #include "gateway/routing/worker_link.hpp"
 
 namespace fg::gateway {
-
-// Counters of the routing layer of one thread.
-struct routing_counters {
-  std::uint64_t refused_no_worker = 0;     // 503
-  std::uint64_t refused_unknown_path = 0;  // 404
-  std::uint64_t connections_moved = 0;     // failovers
-  std::uint64_t messages_replayed = 0;     // at-least-once: may reach a worker twice
-  std::uint64_t credit_pauses = 0;
-  std::uint64_t closed_no_worker = 0;  // 1013 after a failover found no worker
-};
 
 // A message for every member of a room, handed to a worker's broker (the
 // admin publish API).
@@ -64,6 +55,8 @@ class worker_router final : public message_sink {
   [[nodiscard]] std::span<std::uint8_t> link_read_buffer() noexcept { return link_read_buffer_; }
   [[nodiscard]] const gateway_config& config() const noexcept { return home_.config(); }
   [[nodiscard]] const routing_counters& counters() const noexcept { return counters_; }
+  [[nodiscard]] routing_counters& mutable_counters() noexcept { return counters_; }
+  void snapshot(thread_snapshot& snap) const override;
 
   // Admin entry points, on thread 0 only (its links reach every worker).
   // Each message goes as BrokerPublish on the link of the live worker that
@@ -86,10 +79,21 @@ class worker_router final : public message_sink {
     std::uint64_t last_seq = 0;  // of the last message forwarded on `link`
   };
 
+  // What is counted per worker id; kept when its links go, so counters
+  // stay monotonic across a worker's restarts.
+  struct worker_tally {
+    std::uint64_t routed = 0;
+    std::uint64_t credit_pauses = 0;
+  };
+
   void do_accept();
+  void schedule_link_ping();
+  void ping_links();
+  worker_tally& tally(const worker_link& link);
   worker_link* pick(const route& r) const;
   void announce(route& r, std::uint64_t conn_id, bool resumed);
   void deliver(const framegate::link::Send& send);
+  void refuse_too_big(route& r);
   void resume_paused(worker_link& link);
   void release_failures(worker_link& link, bool all);
 
@@ -105,6 +109,10 @@ class worker_router final : public message_sink {
   broadcast_frames frames_;        // a Send, framed once per parameter set of its recipients
   std::vector<worker_link*> credit_returned_;
   routing_counters counters_;
+  std::unordered_map<std::string, worker_tally> tallies_;
+  boost::asio::basic_waitable_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>,
+                                    boost::asio::io_context::executor_type>
+      ping_timer_;
   bool stopped_ = false;
   std::array<std::uint8_t, 64 * 1024> link_read_buffer_{};
 };

@@ -73,6 +73,9 @@ class message_reader {
   // True while no partial message or frame is held (nothing borrowed).
   [[nodiscard]] bool idle() const noexcept { return !parser_.mid_frame() && !parser_.in_message(); }
 
+  // Frames begun so far (for the frames-per-read histogram).
+  [[nodiscard]] std::uint64_t frames_seen() const noexcept { return frames_seen_; }
+
   // Gives borrowed buffers back to the pool (connection teardown).
   void release_buffers() noexcept;
 
@@ -113,6 +116,7 @@ class message_reader {
   std::uint8_t client_window_bits_ = 15;
   bool compressed_ = false;             // the open message came with RSV1
   std::unique_ptr<inflater> inflater_;  // while a compressed message is read; for good with client takeover
+  std::uint64_t frames_seen_ = 0;
 };
 
 template <class MessageHandler>

@@ -242,6 +242,33 @@ LINK_SEEDS = {
 }
 
 
+ROOMS_SEEDS = {
+    "join": b'{"op":"join","room":"lobby"}',
+    "leave": b'{"op":"leave","room":"lobby"}',
+    "publish_object": b'{"op":"publish","room":"r","data":{"text":"hi \\u00e9","n":[1,2.50,true,null]}}',
+    "publish_string": b'{"room":"r","data":"x","op":"publish"}',
+    "escaped_room": b'{"op":"join","room":"\\u0072\\ud83d\\ude00"}',
+    "lone_surrogate": b'{"op":"join","room":"\\ud800"}',
+    "duplicate_members": b'{"op":"join","op":"leave","room":"a","room":"b"}',
+    "deep": b'{"op":"publish","room":"r","data":' + b"[" * 200 + b"]" * 200 + b"}",
+    "long_room": b'{"op":"join","room":"' + b"x" * 257 + b'"}',
+    "unknown_op": b'{"op":"shout","room":"r"}',
+    "not_object": b'["op","join"]',
+    "bad_json": b'{"op":"join","room":',
+}
+
+PUBLISH_SEEDS = {
+    "one": b'{"room":"lobby","data":{"hi":1}}',
+    "batch": b'{"messages":[{"room":"a","data":1},{"room":"b","data":[2.50]}]}',
+    "empty_batch": b'{"messages":[]}',
+    "bad_member": b'{"messages":[{"room":"a","data":1},{"room":7,"data":2}]}',
+    "no_data": b'{"room":"a"}',
+    "escaped": b'{"room":"\\u0061\\n","data":"\\u0000"}',
+    "bad_json": b'{"room":"a","data":}',
+    "whitespace": b' \t\n{ "room" : "a" , "data" : 1 }\n',
+}
+
+
 def write_corpus(name, seeds):
     directory = os.path.join(HERE, "corpus", name)
     os.makedirs(directory, exist_ok=True)
@@ -257,6 +284,8 @@ def main():
     write_corpus("utf8", {k: bytes([s]) + data for k, (s, data) in UTF8_SEEDS.items()})
     write_corpus("handshake", HANDSHAKE_SEEDS)
     write_corpus("link_envelope", LINK_SEEDS)
+    write_corpus("rooms_request", ROOMS_SEEDS)
+    write_corpus("publish_request", PUBLISH_SEEDS)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,18 @@ void gateway_hub_broker::publish(std::string_view room, std::string_view payload
   port_.send_to_hub(publish_env_);
 }
 
+broker_report gateway_hub_broker::report() const {
+  broker_report r;
+  r.kind = "hub";
+  r.up = port_.hub_ready();
+  r.publishes = stats_.publishes;
+  r.deliveries = stats_.deliveries;
+  r.dropped = stats_.publishes_dropped;
+  r.rooms = wanted_.size();
+  r.subscriptions = r.up ? announced_.size() : 0;
+  return r;
+}
+
 void gateway_hub_broker::on_hub_up() {
   announced_.clear();
   touched_.clear();

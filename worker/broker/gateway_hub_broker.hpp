@@ -23,6 +23,7 @@
 
 #include "framegate/link.pb.h"
 #include "worker/app.hpp"
+#include "worker/metrics/worker_stats.hpp"
 #include "worker/runtime/link_output.hpp"
 
 namespace fg::worker {
@@ -53,6 +54,8 @@ class gateway_hub_broker final : public broker, public hub_listener {
   [[nodiscard]] bool wants(std::string_view room) const { return wanted_.contains(std::string(room)); }
   [[nodiscard]] std::size_t wanted_count() const noexcept { return wanted_.size(); }
   [[nodiscard]] const hub_broker_stats& stats() const noexcept { return stats_; }
+  // For /metrics and /readyz.
+  [[nodiscard]] broker_report report() const;
 
  private:
   void touch(std::string_view room);

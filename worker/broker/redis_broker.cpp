@@ -22,6 +22,11 @@ namespace {
 // cleared (workers come and go); forgetting an origin can at worst let one
 // copy sent again after a reconnect through.
 constexpr std::size_t max_origins = 4096;
+// Rooms whose last subscriber count is remembered. Past this, the table is
+// cleared: a room forgotten just before an outage falls back to the settle time.
+constexpr std::size_t max_counted_rooms = 65536;
+// Channels asked about in one PUBSUB NUMSUB while the flush waits.
+constexpr std::size_t max_gate_rooms = 1024;
 
 std::uint64_t random_origin() {
   std::random_device rd;
@@ -33,6 +38,14 @@ std::uint64_t random_origin() {
 std::string_view str_of(const redisReply* r) { return {r->str, r->len}; }
 
 }  // namespace
+
+// Which gate a PUBSUB NUMSUB belongs to: a reply for an earlier one is ignored.
+struct redis_broker::numsub_cookie {
+  redis_broker* self;
+  std::uint64_t generation;
+};
+
+namespace {}  // namespace
 
 std::string_view redis_broker::record::payload() const {
   return std::string_view(wire).substr(redis_envelope_header_bytes);
@@ -48,7 +61,7 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       room_prefix_(options_.channel_prefix + "room:"),
       pub_(io, endpoint, "publish", options_.connection, *this, log_, origin_),
       sub_(io, endpoint, "subscribe", options_.connection, *this, log_, origin_ ^ 0x9e3779b97f4a7c15ull),
-      settle_timer_(io) {
+      gate_timer_(io) {
   options_.buffer = std::max<std::size_t>(options_.buffer, 1);
 }
 
@@ -60,7 +73,8 @@ void redis_broker::start() {
 }
 
 void redis_broker::stop() {
-  settle_timer_.cancel();
+  gate_timer_.cancel();
+  gating_ = false;
   // Null replies of the pending commands come back during these: ignored.
   pub_.stop();
   sub_.stop();
@@ -79,6 +93,26 @@ redis_broker_stats redis_broker::stats() const {
   redis_broker_stats s = stats_;
   s.reconnects = pub_.reconnects() + sub_.reconnects();
   return s;
+}
+
+broker_report redis_broker::report() const {
+  const redis_broker_stats s = stats();
+  broker_report r;
+  r.kind = "redis";
+  r.up = pub_.ready() && sub_.ready();
+  r.publishes = s.published;
+  r.deliveries = s.delivered;
+  r.buffered = s.buffered;
+  r.dropped = s.dropped;
+  r.missed = s.missed;
+  r.outbox = outbox_.size();
+  r.reconnects = s.reconnects;
+  r.resubscribes = s.resubscribes;
+  r.duplicates = s.duplicates;
+  r.rooms = wanted_.size();
+  r.subscriptions = sub_.ready() ? announced_.size() : 0;
+  r.publish_ns = &publish_ns_;
+  return r;
 }
 
 std::string redis_broker::channel_of(std::string_view room) const {
@@ -207,22 +241,11 @@ void redis_broker::on_ready(redis_connection& c) {
     try_start_flow();
     return;
   }
-  // The publish connection. Other workers that lost Redis with us come back
-  // within about one backoff step of each other: wait that long before the
-  // buffered publishes go out, or they would miss them.
-  const auto settle = std::min(2 * c.last_wait(), options_.connection.backoff_max);
-  if (settle.count() > 0) {
-    settling_ = true;
-    log_->info("redis: publishing again in {} ms ({} buffered), once the other workers are back", settle.count(),
-               outbox_.size());
-    settle_timer_.expires_after(settle);
-    settle_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec) return;
-      settling_ = false;
-      try_start_flow();
-    });
-  }
-  try_start_flow();
+  // The publish connection: flush once the earlier subscribers are back.
+  // Rooms with no remembered count wait the settle time instead: the other
+  // workers that lost Redis with us come back within about one backoff
+  // step of each other.
+  begin_gate(std::min(2 * c.last_wait(), options_.connection.backoff_max));
 }
 
 void redis_broker::on_down(redis_connection& c, std::string_view) {
@@ -232,8 +255,10 @@ void redis_broker::on_down(redis_connection& c, std::string_view) {
     resub_pending_ = 0;
   } else {
     pub_flowing_ = false;
-    settling_ = false;
-    settle_timer_.cancel();
+    gating_ = false;
+    numsub_pending_ = false;
+    ++gate_generation_;
+    gate_timer_.cancel();
     // Sent but unanswered: maybe published, maybe not. Sent again after the
     // reconnect; receivers skip the copies they already have (seq).
     in_flight_ = 0;
@@ -245,8 +270,118 @@ void redis_broker::on_down(redis_connection& c, std::string_view) {
 
 bool redis_broker::sub_settled() const noexcept { return !sub_.ready() || resub_pending_ == 0; }
 
+// ------------------------------------------------------- the flush's gate
+
+void redis_broker::begin_gate(std::chrono::milliseconds settle) {
+  const auto now = std::chrono::steady_clock::now();
+  gating_ = true;
+  numsub_pending_ = false;
+  ++gate_generation_;
+  settle_until_ = now + settle;
+  gate_deadline_ = now + std::max(options_.resubscribe_wait, settle);
+  check_gate();
+}
+
+void redis_broker::check_gate() {
+  if (!gating_ || numsub_pending_ || !pub_.ready()) return;
+  if (outbox_.size() == in_flight_) return open_gate();  // nothing buffered: nobody can miss anything
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= gate_deadline_) {
+    log_->warn("redis: earlier subscribers not all back after {} ms: sending {} buffered publishes anyway",
+               options_.resubscribe_wait.count(), outbox_.size() - in_flight_);
+    return open_gate();
+  }
+  // Our own resubscription first: until it is acknowledged we cannot count ourselves.
+  if (!sub_settled()) return poll_gate();
+
+  // The distinct buffered rooms with a count from before the outage.
+  std::vector<std::string> channels;
+  bool uncounted = false;
+  room_set seen;
+  for (std::size_t i = in_flight_; i < outbox_.size() && channels.size() < max_gate_rooms; ++i) {
+    const record& r = *outbox_[i];
+    if (!seen.insert(r.room).second) continue;
+    if (receivers_.contains(r.room))
+      channels.push_back(channel_of(r.room));
+    else
+      uncounted = true;
+  }
+  gate_uncounted_ = uncounted;
+  if (channels.empty()) {
+    if (uncounted && now < settle_until_) return poll_gate();
+    return open_gate();
+  }
+  std::vector<const char*> argv{"PUBSUB", "NUMSUB"};
+  std::vector<std::size_t> len{6, 6};
+  for (const auto& ch : channels) {
+    argv.push_back(ch.data());
+    len.push_back(ch.size());
+  }
+  // Freed by on_numsub_reply, which hiredis always calls (with a null reply
+  // when the connection goes away first).
+  auto* ck = new numsub_cookie{this, gate_generation_};
+  if (redisAsyncCommandArgv(pub_.context(), on_numsub_reply, ck, static_cast<int>(argv.size()), argv.data(),
+                            len.data()) != REDIS_OK) {
+    delete ck;
+    pub_.abort("hiredis refused PUBSUB NUMSUB");
+    return;
+  }
+  numsub_pending_ = true;
+}
+
+void redis_broker::on_numsub_reply(redisAsyncContext*, void* reply, void* privdata) {
+  const std::unique_ptr<numsub_cookie> ck(static_cast<numsub_cookie*>(privdata));
+  redis_broker* self = ck->self;
+  const auto* r = static_cast<const redisReply*>(reply);
+  if (r == nullptr || ck->generation != self->gate_generation_) return;  // gone, or a gate ago
+  self->numsub_pending_ = false;
+  bool back = r->type == REDIS_REPLY_ARRAY;
+  // [channel, count, channel, count, ...]
+  for (std::size_t i = 0; back && i + 1 < r->elements; i += 2) {
+    const redisReply* ch = r->element[i];
+    const redisReply* n = r->element[i + 1];
+    if (ch->type != REDIS_REPLY_STRING || n->type != REDIS_REPLY_INTEGER) continue;
+    const std::string_view channel = str_of(ch);
+    if (!channel.starts_with(self->room_prefix_)) continue;
+    const auto it = self->receivers_.find(channel.substr(self->room_prefix_.size()));
+    if (it != self->receivers_.end() && n->integer < it->second) back = false;
+  }
+  if (back && (!self->gate_uncounted_ || std::chrono::steady_clock::now() >= self->settle_until_))
+    return self->open_gate();
+  self->poll_gate();
+}
+
+void redis_broker::poll_gate() {
+  gate_timer_.expires_after(options_.resubscribe_poll);
+  gate_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) check_gate();
+  });
+}
+
+void redis_broker::open_gate() {
+  gating_ = false;
+  gate_timer_.cancel();
+  // What the buffered publishes should reach: the subscribers before the outage.
+  for (std::size_t i = in_flight_; i < outbox_.size(); ++i) {
+    record& r = *outbox_[i];
+    const auto it = receivers_.find(r.room);
+    r.expect = it == receivers_.end() ? -1 : it->second;
+  }
+  try_start_flow();
+}
+
+void redis_broker::note_receivers(const std::string& room, long long n) {
+  const auto it = receivers_.find(room);
+  if (it != receivers_.end()) {
+    it->second = n;
+    return;
+  }
+  if (receivers_.size() >= max_counted_rooms) receivers_.clear();
+  receivers_.emplace(room, n);
+}
+
 void redis_broker::try_start_flow() {
-  if (pub_flowing_ || settling_ || !pub_.ready() || !sub_settled()) return;
+  if (pub_flowing_ || gating_ || !pub_.ready() || !sub_settled()) return;
   pub_flowing_ = true;
   if (!outbox_.empty()) log_->info("redis: sending {} buffered publishes", outbox_.size());
   send_outbox();
@@ -294,7 +429,8 @@ void redis_broker::send_outbox() {
   redisAsyncContext* c = pub_.context();
   if (c == nullptr) return;
   while (in_flight_ < outbox_.size()) {
-    const record& r = *outbox_[in_flight_];
+    record& r = *outbox_[in_flight_];
+    r.written = std::chrono::steady_clock::now();
     const std::string channel = channel_of(r.room);
     const char* argv[3] = {"PUBLISH", channel.data(), r.wire.data()};
     const std::size_t len[3] = {7, channel.size(), r.wire.size()};
@@ -314,6 +450,13 @@ void redis_broker::on_publish_reply(redisAsyncContext*, void* reply, void* privd
   record_ptr done = std::move(self->outbox_.front());
   self->outbox_.pop_front();
   --self->in_flight_;
+  self->publish_ns_.observe(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - done->written).count()));
+  if (r->type == REDIS_REPLY_INTEGER) {
+    // Fewer subscribers than before the outage: a peer is not back (or left).
+    if (done->expect >= 0 && r->integer < done->expect) ++self->stats_.missed;
+    self->note_receivers(done->room, r->integer);
+  }
   if (r->type == REDIS_REPLY_ERROR) {
     // Refused for good (ACL, ...): other hosts will not get it.
     if (self->stats_.dropped++ % 1000 == 0)

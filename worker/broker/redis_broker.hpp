@@ -30,16 +30,27 @@
 // Outage: publishes wait in a bounded outbox (--redis-buffer entries,
 // counting those sent but not yet acknowledged); beyond the bound the
 // oldest one not yet written is dropped and counted: other hosts never see
-// it (members here already have it). On reconnect: SUBSCRIBE every wanted
-// room again, then flush the outbox, but only after a settle time of twice
-// the last reconnect wait (at most backoff_max): the other workers lost
-// Redis at the same moment and reconnect on the same schedule, and a flush
-// before they resubscribe would be lost to them silently. Until the flush,
-// publishes are delivered locally and queued behind the outbox (order).
+// it (members here already have it). Until the outbox is flushed,
+// publishes are delivered locally and queued behind it (order).
+//
+// Reconnect: SUBSCRIBE every wanted room again, then flush the outbox, but
+// only once the subscribers that were there before the outage are back:
+// the other workers lost Redis at the same moment and resubscribe on their
+// own schedule, and Redis pub/sub keeps nothing for a subscriber that is
+// not there yet. Every PUBLISH reply says how many subscribers got it; the
+// last count per room is remembered, and the flush waits (PUBSUB NUMSUB,
+// polled) until every buffered room has at least as many subscribers as
+// before, bounded by resubscribe_wait. A room never published to before
+// the outage has no count: for it the flush waits a settle time of twice
+// the last reconnect wait (the peers' likely reconnect time). A flushed
+// publish whose PUBLISH reply counts fewer subscribers than before the
+// outage is counted as `missed`: some peer never gets it (it may also
+// have left), so nothing is lost without a count.
 //
 // Single-threaded: everything runs on the worker's io_context.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -59,6 +70,7 @@
 #include "worker/app.hpp"
 #include "worker/broker/redis_connection.hpp"
 #include "worker/broker/redis_url.hpp"
+#include "worker/metrics/worker_stats.hpp"
 
 struct redisAsyncContext;
 
@@ -67,6 +79,9 @@ namespace fg::worker {
 struct redis_broker_options {
   std::string channel_prefix = "framegate:";
   std::size_t buffer = 10000;  // outbox bound, in publishes
+  // How long a flush after an outage waits for the earlier subscribers.
+  std::chrono::milliseconds resubscribe_wait{5000};
+  std::chrono::milliseconds resubscribe_poll{25};  // PUBSUB NUMSUB interval meanwhile
   redis_connection_options connection{};
 };
 
@@ -77,6 +92,7 @@ struct redis_broker_stats {
   std::uint64_t delivered_locally = 0;  // of which delivered by this worker itself, not through Redis
   std::uint64_t buffered = 0;           // publishes that had to wait for the publish connection
   std::uint64_t dropped = 0;            // publishes other workers never get: outbox overflow or refused
+  std::uint64_t missed = 0;             // flushed after an outage to fewer subscribers than before it
   std::uint64_t reconnects = 0;         // both connections
   std::uint64_t resubscribes = 0;       // rooms subscribed again after a reconnect
   std::uint64_t duplicates = 0;         // copies sent again after a reconnect, skipped
@@ -103,6 +119,8 @@ class redis_broker final : public broker, private redis_connection::listener {
   void publish(std::string_view room, std::string_view payload) override;
 
   [[nodiscard]] redis_broker_stats stats() const;
+  // For /metrics and /readyz.
+  [[nodiscard]] broker_report report() const;
   [[nodiscard]] std::uint64_t origin() const noexcept { return origin_; }
   [[nodiscard]] bool wants(std::string_view room) const { return wanted_.contains(room); }
   // The room's SUBSCRIBE is acknowledged on the current connection.
@@ -125,6 +143,8 @@ class redis_broker final : public broker, private redis_connection::listener {
     std::string room;
     std::string wire;         // envelope header + payload: what PUBLISH sends
     bool owed_local = false;  // our members get it from its copy coming back
+    long long expect = -1;    // subscribers it should reach (a flush after an outage); -1: no expectation
+    std::chrono::steady_clock::time_point written;  // PUBLISH handed to hiredis, for its round trip
     [[nodiscard]] std::string_view payload() const;
   };
   using record_ptr = std::shared_ptr<record>;
@@ -137,6 +157,12 @@ class redis_broker final : public broker, private redis_connection::listener {
   void flush_subscriptions();
   bool send_subscription(const char* command, const std::vector<std::string>& rooms);
   [[nodiscard]] bool sub_settled() const noexcept;
+  // The flush after a reconnect: waits for the earlier subscribers (see above).
+  void begin_gate(std::chrono::milliseconds settle);
+  void check_gate();
+  void poll_gate();
+  void open_gate();
+  void note_receivers(const std::string& room, long long n);
   void try_start_flow();
   void send_outbox();
   void enforce_bound();
@@ -150,6 +176,8 @@ class redis_broker final : public broker, private redis_connection::listener {
 
   static void on_publish_reply(redisAsyncContext* ac, void* reply, void* privdata);
   static void on_subscription_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  struct numsub_cookie;
+  static void on_numsub_reply(redisAsyncContext* ac, void* reply, void* privdata);
 
   boost::asio::io_context& io_;
   redis_broker_options options_;
@@ -158,7 +186,7 @@ class redis_broker final : public broker, private redis_connection::listener {
   std::uint64_t origin_;
   std::string room_prefix_;  // <prefix>room:
   redis_connection pub_, sub_;
-  boost::asio::steady_timer settle_timer_;
+  boost::asio::steady_timer gate_timer_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // guards posted work
 
   // Subscriptions.
@@ -174,12 +202,20 @@ class redis_broker final : public broker, private redis_connection::listener {
   std::deque<record_ptr> outbox_;  // not yet acknowledged; the first in_flight_ are sent
   std::size_t in_flight_ = 0;
   bool pub_flowing_ = false;
-  bool settling_ = false;
+  // The gate of the flush after a (re)connect of the publish connection.
+  bool gating_ = false;
+  bool numsub_pending_ = false;
+  bool gate_uncounted_ = false;        // a buffered room has no count: also wait the settle time
+  std::uint64_t gate_generation_ = 0;  // a NUMSUB reply of an earlier gate is ignored
+  std::chrono::steady_clock::time_point gate_deadline_, settle_until_;
+  // room -> subscribers its last PUBLISH reached (bounded; see note_receivers)
+  std::unordered_map<std::string, long long, string_hash, std::equal_to<>> receivers_;
   std::deque<record_ptr> echo_wait_;                            // owed locally, waiting for their own copy
   std::set<std::uint64_t> self_delivered_;                      // our seqs delivered locally: skip their copy
   std::unordered_map<std::uint64_t, std::uint64_t> last_seen_;  // origin -> highest seq delivered
 
   redis_broker_stats stats_;
+  metrics::histogram publish_ns_{metrics::buckets::latency_ns};
 };
 
 }  // namespace fg::worker

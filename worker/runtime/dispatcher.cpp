@@ -1,6 +1,7 @@
 #include "worker/runtime/dispatcher.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -43,20 +44,32 @@ std::uint16_t close_code(std::uint32_t code) {
 
 dispatcher::dispatcher(std::string worker_id, app_registry& apps, link_output& out, std::shared_ptr<spdlog::logger> log)
     : worker_id_(std::move(worker_id)), apps_(apps), out_(out), log_(std::move(log)) {
-  apps_.for_each([this](const std::string&, app& a) { a.attach(*this); });
+  apps_.for_each([this](const std::string& path, app& a) {
+    a.attach(*this);
+    app_stats_.emplace_back().path = path;
+    app_of_stats_.push_back(&a);
+  });
+}
+
+app_stats* dispatcher::stats_of(const app* handler) noexcept {
+  for (std::size_t i = 0; i < app_of_stats_.size(); ++i)
+    if (app_of_stats_[i] == handler) return &app_stats_[i];
+  return nullptr;
 }
 
 template <class Fn>
-void dispatcher::guarded(conn_id c, std::uint32_t link, const char* what, Fn&& fn) {
+void dispatcher::guarded(conn_id c, std::uint32_t link, app_stats& counted, const char* what, Fn&& fn) {
   try {
     fn();
   } catch (const std::exception& e) {
     ++stats_.app_errors;
-    log_->error("app {} failed on connection {}: {}; closing it", what, c, e.what());
+    ++counted.errors;
+    log_->error("conn={} app {} failed: {}; closing it", c, what, e.what());
     queue_close(link, c, code_internal_error, "internal error");
   } catch (...) {
     ++stats_.app_errors;
-    log_->error("app {} failed on connection {}; closing it", what, c);
+    ++counted.errors;
+    log_->error("conn={} app {} failed; closing it", c, what);
     queue_close(link, c, code_internal_error, "internal error");
   }
 }
@@ -129,20 +142,23 @@ void dispatcher::on_opened(std::uint32_t link, const pb::ConnectionOpened& m) {
     // The gateway routes by Register.paths, so this is a routing defect:
     // refuse the connection rather than leave the client hanging.
     ++stats_.unrouted_opens;
-    log_->warn("connection {} opened for {}, which no app on this worker serves; closing it", m.conn_id(), m.path());
+    log_->warn("conn={} opened for {}, which no app on this worker serves; closing it", m.conn_id(), m.path());
     queue_close(link, m.conn_id(), code_internal_error, "no app at this path");
     return;
   }
   if (conns_.contains(m.conn_id())) {
-    log_->warn("connection {} opened twice; the first one is dropped", m.conn_id());
+    log_->warn("conn={} opened twice; the first one is dropped", m.conn_id());
     forget(m.conn_id(), code_abnormal);
   }
   connection_state state = m.resumed() ? state_from(m.state()) : connection_state{};
   auto conn = std::make_unique<connection>(info_from(m), std::move(state));
   connection& c = *conn;
-  conns_.emplace(m.conn_id(), entry{std::move(conn), handler, link});
+  app_stats& counted = *stats_of(handler);
+  conns_.emplace(m.conn_id(), entry{std::move(conn), handler, &counted, link});
   ++stats_.connections_opened;
-  guarded(c.id(), link, "on_open", [&] { handler->on_open(c); });
+  if (m.resumed()) ++stats_.connections_resumed;
+  ++counted.opened;
+  guarded(c.id(), link, counted, "on_open", [&] { handler->on_open(c); });
 }
 
 void dispatcher::on_message(std::uint32_t link, const pb::Message& m) {
@@ -160,7 +176,12 @@ void dispatcher::on_message(std::uint32_t link, const pb::Message& m) {
   }
   entry& e = it->second;
   const message msg{m.binary() ? message_kind::binary : message_kind::text, m.payload()};
-  guarded(m.conn_id(), e.link, "on_message", [&] { e.handler->on_message(*e.conn, msg); });
+  app_stats& counted = *e.counted;
+  ++counted.handled;
+  const auto started = std::chrono::steady_clock::now();
+  guarded(m.conn_id(), e.link, counted, "on_message", [&] { e.handler->on_message(*e.conn, msg); });
+  counted.handler_ns.observe(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count()));
 }
 
 void dispatcher::on_closed(const pb::ConnectionClosed& m) {
@@ -173,7 +194,7 @@ void dispatcher::forget(conn_id id, std::uint16_t code) {
   if (it == conns_.end()) return;
   // Still in the table during on_close, so the app may use the api on it.
   entry& e = it->second;
-  guarded(id, e.link, "on_close", [&] { e.handler->on_close(*e.conn, code); });
+  guarded(id, e.link, *e.counted, "on_close", [&] { e.handler->on_close(*e.conn, code); });
   conns_.erase(id);
   ++stats_.connections_closed;
 }

@@ -22,6 +22,7 @@
 
 #include "framegate/link.pb.h"
 #include "worker/app.hpp"
+#include "worker/metrics/worker_stats.hpp"
 #include "worker/runtime/app_registry.hpp"
 #include "worker/runtime/link_output.hpp"
 
@@ -29,6 +30,7 @@ namespace fg::worker {
 
 struct dispatcher_stats {
   std::uint64_t connections_opened = 0;
+  std::uint64_t connections_resumed = 0;  // of which moved here from a failed worker
   std::uint64_t connections_closed = 0;
   std::uint64_t messages_in = 0;
   std::uint64_t sends_out = 0;            // Send envelopes queued
@@ -74,6 +76,8 @@ class dispatcher final : public api {
   const std::string& worker_id() const override { return worker_id_; }
 
   [[nodiscard]] const dispatcher_stats& stats() const noexcept { return stats_; }
+  // One per mounted app, in mount order.
+  [[nodiscard]] const std::vector<app_stats>& per_app() const noexcept { return app_stats_; }
   [[nodiscard]] std::size_t connection_count() const noexcept { return conns_.size(); }
   // The link a connection belongs to, or -1 when unknown (for tests).
   [[nodiscard]] std::int64_t link_of(conn_id c) const noexcept;
@@ -82,6 +86,7 @@ class dispatcher final : public api {
   struct entry {
     std::unique_ptr<connection> conn;  // stable address for the apps
     app* handler = nullptr;
+    app_stats* counted = nullptr;  // the handler's
     std::uint32_t link = 0;
   };
   struct link_ack {
@@ -99,7 +104,8 @@ class dispatcher final : public api {
   // Runs an app callback; an escaping exception is logged, counted and
   // closes the connection (1011) instead of taking the worker down.
   template <class Fn>
-  void guarded(conn_id c, std::uint32_t link, const char* what, Fn&& fn);
+  void guarded(conn_id c, std::uint32_t link, app_stats& counted, const char* what, Fn&& fn);
+  app_stats* stats_of(const app* handler) noexcept;
 
   std::string worker_id_;
   app_registry& apps_;
@@ -112,6 +118,8 @@ class dispatcher final : public api {
   std::vector<link_ack> acks_;
   std::vector<std::vector<conn_id>> groups_;  // send_many scratch, one per link
   dispatcher_stats stats_;
+  std::vector<app_stats> app_stats_;
+  std::vector<const app*> app_of_stats_;  // app_stats_[i] counts app_of_stats_[i]
 
   // Scratch envelopes, one per kind sent: mutable_x() on an envelope that
   // already holds x reuses it, so steady-state sends allocate nothing.

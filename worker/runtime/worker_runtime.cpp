@@ -6,11 +6,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "common/version.hpp"
 #include "worker/runtime/link_dir.hpp"
-
-#ifndef FRAMEGATE_VERSION
-#define FRAMEGATE_VERSION "0.0.0"
-#endif
 
 namespace fg::worker {
 
@@ -27,7 +24,8 @@ worker_runtime::worker_runtime(asio::io_context& io, const worker_config& config
       discovery_backoff_(config.link.backoff_min, config.link.backoff_max, 0x5eed) {
   hello_.set_worker_id(config.id);
   hello_.set_pid(static_cast<std::uint32_t>(::getpid()));
-  hello_.set_version(FRAMEGATE_VERSION);
+  hello_.set_version(std::string(fg::version));
+  hello_.set_max_envelope(config.link.max_envelope);
   for (const auto& path : apps.paths()) hello_.add_paths(path);
 }
 

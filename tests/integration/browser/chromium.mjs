@@ -61,6 +61,13 @@ export class Chromium {
       await this.exited;
       clearTimeout(timer);
     }
-    rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    // Chromium's helper processes may still write to the profile for a moment
+    // after the main process exits: retry, and never let a leftover temporary
+    // directory fail a test or skip the rest of its clean-up.
+    try {
+      rmSync(this.profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    } catch (e) {
+      console.error(`# could not remove the Chromium profile ${this.profile}: ${e.message}`);
+    }
   }
 }

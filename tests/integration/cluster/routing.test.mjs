@@ -104,3 +104,29 @@ test('sticky key conn (default) spreads connections over every worker', async ()
     await c.stop();
   }
 });
+
+test('a message too big for the worker closes its connection with 1009 and leaves the worker link up', async () => {
+  // The gateway takes 200 kB messages; the worker's links carry 64 KiB envelopes.
+  const c = await Cluster.start({ workers: 2, gatewayArgs: ['--max-message-size', '200000'],
+    workerArgs: ['--max-envelope', '65536'] });
+  try {
+    await c.gateway.waitFor(/worker 'w\d' takes messages up to \d+ bytes .* below --max-message-size 200000/);
+    const bystanders = await Promise.all(Array.from({ length: 6 }, () => connect(c.url('/echo'))));
+    const big = await connect(c.url('/echo'));
+    big.send('x'.repeat(65000));  // fits in an envelope: still delivered
+    assert.equal((await nextMessage(big)).data.length, 65000);
+    big.send('x'.repeat(100000));
+    const closed = await big.closed;
+    assert.equal(closed.code, 1009);
+    assert.match(closed.reason, /too big for the worker/);
+    // Sending it would have closed the link (and the failover's replay the next one).
+    for (const ws of bystanders) {
+      ws.send('still here');
+      assert.equal((await nextMessage(ws)).data, 'still here');
+    }
+    assert.ok(!c.gateway.lines.some((l) => /link to worker .* closed/.test(l)), c.gateway.lines.join('\n'));
+    for (const ws of bystanders) ws.close();
+  } finally {
+    await c.stop();
+  }
+});

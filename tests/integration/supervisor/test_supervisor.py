@@ -212,7 +212,9 @@ class SupervisorTest(unittest.TestCase):
             self.assertEqual(proc_ppid(rec["pid"]), sup.pid, rec)
         self.assertEqual(proc_cmdline(gateway["pid"])[-4:], ["--listen", "127.0.0.1:0", "--link-dir", link_dir])
         for k, rec in ((1, w1), (2, w2)):
-            self.assertEqual(proc_cmdline(rec["pid"])[-4:], ["--id", f"w{k}", "--link-dir", link_dir])
+            # Worker k's admin listener: --worker-admin's port (9091 by default) + k - 1.
+            self.assertEqual(proc_cmdline(rec["pid"])[-6:],
+                             ["--id", f"w{k}", "--link-dir", link_dir, "--admin", f"127.0.0.1:{9090 + k}"])
         # A fresh private directory under $XDG_RUNTIME_DIR, shared by all children.
         self.assertEqual(os.path.dirname(link_dir), self.runtime)
         self.assertEqual(stat.S_IMODE(os.stat(link_dir).st_mode), 0o700)
@@ -243,7 +245,8 @@ class SupervisorTest(unittest.TestCase):
         os.kill(old_w1["pid"], signal.SIGKILL)
         new_w1 = wait_until(lambda: (r := self.live("w1")) and r["pid"] != old_w1["pid"] and r,
                             "a new w1 process")
-        self.assertEqual(proc_cmdline(new_w1["pid"])[-4:], ["--id", "w1", "--link-dir", old_w1["link_dir"]])
+        self.assertEqual(proc_cmdline(new_w1["pid"])[-6:],
+                         ["--id", "w1", "--link-dir", old_w1["link_dir"], "--admin", "127.0.0.1:9091"])
         self.assertEqual(proc_ppid(new_w1["pid"]), sup.pid)
         sup.wait_for_line(rf"w1 \(pid {old_w1['pid']}\) killed by signal 9", "the crash logged with its signal")
         self.assertEqual(self.live("w2")["pid"], w2["pid"], "w2 must not be touched")
@@ -410,6 +413,27 @@ class SupervisorTest(unittest.TestCase):
             self.assertEqual({k: env.get(k) for k in expected}, expected, name)
         self.stop_cleanly(sup)
 
+    def test_worker_admin_ports_follow_the_worker_index_or_are_off(self):
+        for option, expected in (("127.0.0.1:9500", ["127.0.0.1:9500", "127.0.0.1:9501"]),
+                                 ("[::1]:0", ["[::1]:0", "[::1]:0"]), ("off", ["off", "off"])):
+            with self.subTest(option=option):
+                sup = self.start_cluster(2, "--worker-admin", option)
+                for k in (1, 2):
+                    cmdline = proc_cmdline(self.live(f"w{k}")["pid"])
+                    self.assertEqual(cmdline[cmdline.index("--admin") + 1], expected[k - 1])
+                self.stop_cleanly(sup)
+
+    def test_json_log_format_reaches_the_children_and_every_line_is_one_object(self):
+        sup = self.start("--listen", "127.0.0.1:0", "--workers", "1", "--log-format", "json")
+        sup.wait_for_line(r'^\{"child":"gateway","msg":".*listening on 127\.0\.0\.1:0', "the gateway's line as JSON")
+        sup.wait_for_line(r'^\{"child":"w1","msg":"fake worker w1: ready"\}$', "w1's line as JSON")
+        for name in ("gateway", "w1"):
+            self.assertEqual(self.live(name)["env"].get("FRAMEGATE_LOG_FORMAT"), "json", name)
+        self.stop_cleanly(sup)
+        for line in sup.lines:
+            entry = json.loads(line)  # raises on any line that is not one JSON object
+            self.assertTrue("child" in entry or entry.get("component") == "supervisor", line)
+
     def test_print_config_shows_effective_values_and_starts_nothing(self):
         result = self.run_cli("up", "--print-config", "--workers", "3", "--listen", "127.0.0.1:9000",
                               "--stop-timeout", "2.5", "--slow-ms", "10", "--verbose",
@@ -471,7 +495,9 @@ class SupervisorTest(unittest.TestCase):
         self.assertIn("bad.conf:2:", result.stderr)
 
     def test_bad_own_option_values_are_usage_errors(self):
-        for args in (["--workers", "0"], ["--listen", "nonsense"], ["--stop-timeout", "-1"], ["-x"]):
+        for args in (["--workers", "0"], ["--listen", "nonsense"], ["--stop-timeout", "-1"], ["-x"],
+                     ["--worker-admin", "nowhere"], ["--worker-admin", "127.0.0.1:65535", "--workers", "2"],
+                     ["--log-format", "xml"]):
             with self.subTest(args=args):
                 result = self.run_cli("up", *args)
                 self.assertEqual(result.returncode, 2, result.stderr)

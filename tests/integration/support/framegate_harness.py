@@ -377,7 +377,8 @@ class GatewayProcess(Process):
         deadline = time.monotonic() + timeout
         while sum(1 for line in self.output_lines() if REGISTERED_RE.search(line)) < TARGET_WORKERS:
             if time.monotonic() > deadline:
-                raise ProcessError("workers did not register with the gateway\n" + self.describe_tail())
+                raise ProcessError("workers did not register with the gateway\n" + self.describe_tail() +
+                                   "".join("\n" + w.describe_tail() for w in self.workers))
             time.sleep(0.02)
 
     def stop(self, timeout: float = 10.0, sig: int = signal.SIGTERM) -> int | None:

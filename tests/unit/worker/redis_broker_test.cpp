@@ -36,13 +36,15 @@ class RedisBroker : public ::testing::Test {
     for (auto& w : workers_) w->broker->stop();
   }
 
-  worker_under_test& add_worker(std::size_t buffer = 10000) {
+  worker_under_test& add_worker(std::size_t buffer = 10000,
+                                const std::function<void(redis_broker_options&)>& tweak = {}) {
     auto w = std::make_unique<worker_under_test>();
     redis_broker_options o;
     o.buffer = buffer;
     // Fast reconnects keep the test short; the rules are the same.
     o.connection.backoff_min = 20ms;
     o.connection.backoff_max = 200ms;
+    if (tweak) tweak(o);
     auto* raw = w.get();
     w->broker = std::make_unique<redis_broker>(
         io_, parse_redis_url(server_.url()), o,
@@ -193,6 +195,56 @@ TEST_F(RedisBroker, ABufferOverflowDropsTheOldestAndCountsThem) {
   EXPECT_EQ(b.got, (std::vector<std::string>{"R 8", "R 9", "R 10"}));
   EXPECT_EQ(a.got.size(), 10u);
   EXPECT_EQ(a.broker->stats().dropped, 7u);
+}
+
+// A peer that reconnects late (its backoff is long) still gets what was
+// buffered during the outage: the flush waits until Redis counts as many
+// subscribers for the room as the last publish before the outage reached.
+TEST_F(RedisBroker, TheFlushAfterAnOutageWaitsForTheEarlierSubscribers) {
+  auto& a = add_worker();
+  auto& b = add_worker(10000, [](redis_broker_options& o) {
+    o.connection.backoff_min = 2000ms;  // reconnects 1-2 s after the outage, long after `a`
+    o.connection.backoff_max = 2000ms;
+  });
+  a.broker->subscribe("R");
+  b.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  a.broker->publish("R", "0");  // its reply tells `a` that R has two subscribers
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 1; }));
+
+  server_.kill();
+  ASSERT_TRUE(run_until([&] { return !a.broker->flowing() && !b.broker->confirmed("R"); }));
+  for (int i = 1; i <= 5; ++i) a.broker->publish("R", std::to_string(i));
+  ASSERT_TRUE(server_.start());
+  ASSERT_TRUE(run_until([&] { return a.broker->confirmed("R"); }, 5000ms));
+  run_for(300ms);
+  EXPECT_EQ(a.broker->outbox_size(), 5u) << "flushed before the slow peer was back: it would miss them";
+
+  ASSERT_TRUE(run_until([&] { return b.got.size() == 6; }, 10000ms)) << "the slow peer missed buffered publishes";
+  EXPECT_EQ(b.got, (std::vector<std::string>{"R 0", "R 1", "R 2", "R 3", "R 4", "R 5"}));
+  EXPECT_EQ(a.broker->stats().missed, 0u);
+  EXPECT_EQ(a.broker->stats().dropped, 0u);
+}
+
+// A peer that never comes back does not hold the flush forever, and what
+// it misses is counted.
+TEST_F(RedisBroker, APeerThatNeverComesBackIsCountedAsMissed) {
+  auto& a = add_worker(10000, [](redis_broker_options& o) { o.resubscribe_wait = 300ms; });
+  auto& b = add_worker();
+  a.broker->subscribe("R");
+  b.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  a.broker->publish("R", "0");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 1; }));
+
+  server_.kill();
+  ASSERT_TRUE(run_until([&] { return !a.broker->flowing(); }));
+  b.broker->stop();  // gone for good
+  for (int i = 1; i <= 3; ++i) a.broker->publish("R", std::to_string(i));
+  ASSERT_TRUE(server_.start());
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->outbox_size() == 0; }, 10000ms));
+  EXPECT_EQ(a.broker->stats().missed, 3u);
+  EXPECT_EQ(a.got.size(), 4u) << "local members are not affected";
 }
 
 TEST_F(RedisBroker, ALostSubscriptionIsRepaired) {

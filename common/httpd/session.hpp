@@ -12,14 +12,16 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 
-#include "gateway/admin/admin_routes.hpp"
+#include "common/httpd/service.hpp"
 
-namespace fg::gateway::admin {
+namespace fg::httpd {
 
-class admin_session : public std::enable_shared_from_this<admin_session> {
+class session : public std::enable_shared_from_this<session> {
  public:
-  admin_session(boost::beast::tcp_stream stream, admin_routes& routes);
+  session(boost::beast::tcp_stream stream, service& routes);
   void start() { do_read_header(); }
+  // Closes the socket now (listener shutdown); pending operations end.
+  void stop();
 
  private:
   void do_read_header();
@@ -33,7 +35,7 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
 
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
-  admin_routes& routes_;
+  service& routes_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::shared_ptr<response> writing_;  // kept alive until its write completes
   bool close_after_ = false;
@@ -41,4 +43,4 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
   std::size_t lingered_ = 0;
 };
 
-}  // namespace fg::gateway::admin
+}  // namespace fg::httpd

@@ -1,4 +1,4 @@
-#include "gateway/admin/admin_session.hpp"
+#include "common/httpd/session.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -9,9 +9,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "gateway/admin/publish_request.hpp"
-
-namespace fg::gateway::admin {
+namespace fg::httpd {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -25,10 +23,14 @@ constexpr std::size_t max_linger_bytes = 16 * 1024 * 1024;
 
 }  // namespace
 
-admin_session::admin_session(beast::tcp_stream stream, admin_routes& routes)
-    : stream_(std::move(stream)), routes_(routes) {}
+session::session(beast::tcp_stream stream, service& routes) : stream_(std::move(stream)), routes_(routes) {}
 
-void admin_session::do_read_header() {
+void session::stop() {
+  beast::error_code ignored;
+  stream_.socket().close(ignored);
+}
+
+void session::do_read_header() {
   parser_.emplace();
   parser_->header_limit(max_header_bytes);
   // No body limit yet: Beast would reject a large Content-Length while
@@ -39,7 +41,7 @@ void admin_session::do_read_header() {
                           [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
 }
 
-void admin_session::on_header(beast::error_code ec) {
+void session::on_header(beast::error_code ec) {
   if (ec == http::error::header_limit)
     return do_write(make_response(http::status::request_header_fields_too_large, 11, "header too large"), true);
   if (ec) return do_close();  // end of stream, timeout, malformed request: nothing worth answering
@@ -63,7 +65,7 @@ void admin_session::on_header(beast::error_code ec) {
   do_read_body();
 }
 
-void admin_session::do_read_body() {
+void session::do_read_body() {
   // Guards bodies without Content-Length (chunked), which screen() cannot size.
   parser_->body_limit(routes_.max_body_bytes());
   stream_.expires_after(io_timeout);
@@ -71,13 +73,8 @@ void admin_session::do_read_body() {
                    [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_body(ec); });
 }
 
-void admin_session::on_body(beast::error_code ec) {
-  if (ec == http::error::body_limit)
-    return do_write(make_response(http::status::payload_too_large, parser_->get().version(),
-                                  error_body("body larger than " + std::to_string(routes_.max_body_bytes()) +
-                                             " bytes (--max-message-size)"),
-                                  "application/json"),
-                    true);
+void session::on_body(beast::error_code ec) {
+  if (ec == http::error::body_limit) return do_write(routes_.body_too_large(parser_->get().version()), true);
   if (ec) return do_close();
   const bool keep_alive = parser_->keep_alive();
   stream_.expires_never();  // the answer may wait for I/O thread 0
@@ -86,7 +83,7 @@ void admin_session::on_body(beast::error_code ec) {
   });
 }
 
-void admin_session::do_write(response res, bool close_after) {
+void session::do_write(response res, bool close_after) {
   close_after_ = close_after;
   res.keep_alive(!close_after);
   writing_ = std::make_shared<response>(std::move(res));
@@ -95,7 +92,7 @@ void admin_session::do_write(response res, bool close_after) {
                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
 }
 
-void admin_session::on_write(beast::error_code ec) {
+void session::on_write(beast::error_code ec) {
   writing_.reset();
   if (ec || close_after_) return do_close();
   do_read_header();
@@ -105,14 +102,14 @@ void admin_session::on_write(beast::error_code ec) {
 // which can destroy our answer (a 413, say) before the client read it. So
 // half-close, then read and discard what the client still sends, bounded
 // in time and bytes (nginx's lingering close).
-void admin_session::do_close() {
+void session::do_close() {
   beast::error_code ignored;
   stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
   stream_.expires_after(linger_timeout);
   do_linger();
 }
 
-void admin_session::do_linger() {
+void session::do_linger() {
   stream_.async_read_some(boost::asio::buffer(discard_),
                           [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                             self->lingered_ += n;
@@ -121,4 +118,4 @@ void admin_session::do_linger() {
                           });
 }
 
-}  // namespace fg::gateway::admin
+}  // namespace fg::httpd

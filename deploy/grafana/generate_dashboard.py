@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""Writes deploy/grafana/dashboards/framegate.json, the dashboard Grafana
+provisions, from the rows and panels listed below.
+
+    deploy/grafana/generate_dashboard.py           rewrite the JSON
+    deploy/grafana/generate_dashboard.py --check   exit 1 if the JSON is not what this writes
+
+Why a generator: some fifty panels share one shape, so each is written here
+as what differs (title, queries, unit, what to read from it) and the
+layout is computed. The metric names are docs/METRICS.md's; the deploy
+tests (tests/integration/deploy) check every query against that table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+
+OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dashboards", "framegate.json")
+DATASOURCE = {"type": "prometheus", "uid": "framegate-prometheus"}  # provisioning/datasources/prometheus.yml
+RANGE = "[$__rate_interval]"
+GRID_WIDTH = 24
+
+
+@dataclasses.dataclass
+class Query:
+    expr: str
+    legend: str
+    instant: bool = False
+
+
+@dataclasses.dataclass
+class Panel:
+    title: str
+    description: str
+    queries: list[Query]
+    unit: str = "short"
+    kind: str = "timeseries"  # or "table" (instant queries, one row per series)
+    width: int = 8
+    height: int = 8
+
+
+@dataclasses.dataclass
+class Row:
+    title: str
+    panels: list[Panel]
+
+
+# --- query builders -------------------------------------------------------
+
+
+def rate(metric: str, by: str = "", legend: str = "") -> Query:
+    """Per-second rate of a counter, summed (by the labels in `by`)."""
+    grouping = f" by ({by})" if by else ""
+    return Query(f"sum{grouping} (rate({metric}{RANGE}))", legend)
+
+
+def total(metric: str, by: str = "", legend: str = "") -> Query:
+    """A gauge summed across processes (by the labels in `by`)."""
+    grouping = f" by ({by})" if by else ""
+    return Query(f"sum{grouping} ({metric})", legend)
+
+
+def quantiles(histogram: str, by: str = "", prefix: str = "", mean: bool = False) -> list[Query]:
+    """p50 and p99 of a histogram (by the labels in `by`), and its mean if asked."""
+    labels = f"le, {by}" if by else "le"
+    suffix = "".join(f" {{{{{label.strip()}}}}}" for label in by.split(",")) if by else ""
+    queries = [
+        Query(f"histogram_quantile({q}, sum by ({labels}) (rate({histogram}_bucket{RANGE})))",
+              f"{prefix}p{int(q * 100)}{suffix}")
+        for q in (0.5, 0.99)
+    ]
+    if mean:
+        grouping = f" by ({by})" if by else ""
+        ratio = f"sum{grouping} (rate({histogram}_sum{RANGE})) / sum{grouping} (rate({histogram}_count{RANGE}))"
+        queries.append(Query(ratio, f"{prefix}mean{suffix}"))
+    return queries
+
+
+def per_process(metric: str) -> Query:
+    return Query(metric, "{{job}} {{instance}}")
+
+
+# --- the dashboard ----------------------------------------------------------
+
+GW = "framegate_gateway_"
+WK = "framegate_worker_"
+PROC = "framegate_process_"
+
+ROWS = [
+    Row("Traffic", [
+        Panel("Open connections", "WebSocket connections open now, per gateway. A step down is a gateway restart "
+              "(its clients reconnect) or a client population leaving.",
+              [total(f"{GW}connections_active", "instance", "{{instance}}")]),
+        Panel("Connections opened and closed", "Handshakes accepted and connections ended per second. Closes "
+              "steadily above opens drain the gateway; see the close codes below for why.",
+              [rate(f"{GW}connections_opened_total", legend="opened"),
+               rate(f"{GW}connections_closed_total", legend="closed")], "ops"),
+        Panel("Handshakes refused by status", "HTTP errors answered instead of an upgrade: 503 is the "
+              "connection limit or no worker, 404 a path no worker serves, 403 Origin, 408 too slow.",
+              [rate(f"{GW}handshakes_refused_total", "status", "{{status}}")], "ops"),
+        Panel("Messages per second", "Whole messages from clients (in) and queued to clients (out, a broadcast "
+              "once per recipient), by opcode. Out far above in is fan-out at work.",
+              [rate(f"{GW}messages_received_total", "opcode", "in {{opcode}}"),
+               rate(f"{GW}messages_sent_total", "opcode", "out {{opcode}}")], "ops"),
+        Panel("Payload bytes per second", "Message payload in (after inflate) and out (before deflate), by opcode.",
+              [rate(f"{GW}received_payload_bytes_total", "opcode", "in {{opcode}}"),
+               rate(f"{GW}sent_payload_bytes_total", "opcode", "out {{opcode}}")], "Bps"),
+        Panel("Socket bytes per second", "Bytes read from and written to client sockets (frames and handshakes, "
+              "compressed where deflate is on): what the network carries.",
+              [rate(f"{GW}socket_read_bytes_total", legend="read"),
+               rate(f"{GW}socket_written_bytes_total", legend="written")], "Bps"),
+        Panel("Received message size", "p50 and p99 of the size of client messages. A p99 close to "
+              "--max-message-size means clients are about to be closed with 1009.",
+              quantiles(f"{GW}message_size_bytes"), "bytes"),
+        Panel("Batching", "Frames parsed per socket read (client side) and envelopes per write to a worker: "
+              "above 1 under load, which is what keeps syscalls per message low.",
+              quantiles(f"{GW}frames_per_read", prefix="frames/read ")
+              + quantiles(f"{GW}link_envelopes_per_write", prefix="envelopes/write ")),
+        Panel("Broadcast fan-out", "Recipients of one worker Send: the gateway frames it once for all of them.",
+              quantiles(f"{GW}broadcast_recipients")),
+        Panel("Publish API by status", "POST /api/publish requests per second by HTTP status: 401 a wrong token, "
+              "403 the API disabled (no --api-token), 503 no worker.",
+              [rate(f"{GW}api_publishes_total", "status", "{{status}}")], "reqps"),
+    ]),
+    Row("Latency", [
+        Panel("Gateway → worker → gateway", "From a message leaving for its worker to the worker's "
+              "acknowledgement (its replies travel in the same write): the latency the workers add. A rising "
+              "p99 with flat traffic is a slow app; see handler time in the Workers row.",
+              quantiles(f"{GW}worker_roundtrip_seconds", mean=True), "s", width=12),
+        Panel("Link ping round trip", "Health pings on the gateway-worker links: the floor under the round trip "
+              "above. High while the app time is low means the worker's loop is blocked or the host is short "
+              "of CPU.",
+              quantiles(f"{GW}worker_link_rtt_seconds"), "s", width=12),
+    ]),
+    Row("Backpressure and errors", [
+        Panel("Closes by code", "Connections ended per second by close code: 1000/1001 normal, 1006 TCP died, "
+              "1002/1007/1009 protocol violations, 1008 send queue overflow, 1011 pong timeout or app error, "
+              "1013 no worker left.",
+              [rate(f"{GW}connections_closed_total", "code", "{{code}}")], "ops"),
+        Panel("Protocol errors by kind", "Connections failed for a protocol violation, by named error "
+              "(gateway/ws/protocol.hpp). A new kind appearing usually means a new, broken client.",
+              [rate(f"{GW}protocol_errors_total", "kind", "{{kind}}")], "ops"),
+        Panel("Send backlog", "Bytes waiting for slow clients, per gateway. Growth toward "
+              "connections × --max-send-queue means clients cannot keep up with what is sent to them.",
+              [total(f"{GW}send_queue_bytes", "instance", "{{instance}}")], "bytes"),
+        Panel("Backpressure events", "A client's queue hit --max-send-queue: closed (1008) or message dropped, "
+              "per --send-queue-policy.",
+              [rate(f"{GW}backpressure_events_total", "action", "{{action}}")], "ops"),
+        Panel("Heartbeats", "Pings sent to silent clients and connections closed (1011) because nothing "
+              "followed a ping: dead clients the TCP stack did not report.",
+              [rate(f"{GW}pings_sent_total", legend="pings"),
+               rate(f"{GW}pong_timeouts_total", legend="pong timeouts")], "ops"),
+        Panel("App errors by path", "Exceptions that escaped an app (the connection is closed with 1011). "
+              "Anything above zero is a bug in that app.",
+              [rate(f"{WK}app_errors_total", "path", "{{path}}")], "ops"),
+        Panel("Too big for the worker", "Client messages closed with 1009 because their worker's --max-envelope "
+              "cannot carry them. Anything above zero: raise --max-envelope above --max-message-size.",
+              [rate(f"{GW}messages_too_big_for_worker_total", legend="closed 1009")], "ops"),
+    ]),
+    Row("Workers", [
+        Panel("Workers registered", "Workers each gateway has links to. A dip is a worker stopped or crashed: "
+              "its connections moved to the others (see failovers).",
+              [total(f"{GW}workers", "instance", "{{instance}}")]),
+        Panel("Connections per worker", "Client connections routed to each worker now. Uneven with the default "
+              "--sticky-key conn means few connections; with ip/header keys, a few heavy keys.",
+              [total(f"{GW}worker_connections", "worker", "{{worker}}")]),
+        Panel("Links per worker", "Links up to each worker (the gateway's thread count when healthy, 0 once "
+              "it is gone).",
+              [total(f"{GW}worker_links", "worker", "{{worker}}")]),
+        Panel("Unacknowledged messages per worker", "Messages forwarded and not yet acknowledged: the credits "
+              "in use. Pinned at --credit-window means the worker is saturated and its clients' reads are "
+              "paused.",
+              [total(f"{GW}worker_unacked_messages", "worker", "{{worker}}")]),
+        Panel("Credit pauses per worker", "Client reads paused because a worker's credits ran out. Sustained: "
+              "that worker needs more CPU or more replicas (--scale worker=N).",
+              [rate(f"{GW}worker_credit_pauses_total", "worker", "{{worker}}")], "ops"),
+        Panel("Connections routed per worker", "Connections given to each worker, new or moved there.",
+              [rate(f"{GW}worker_connections_routed_total", "worker", "{{worker}}")], "ops"),
+        Panel("Failovers", "Connections moved after their worker died, unacknowledged messages replayed to the "
+              "next worker, and resumed connections the workers received. Bursts during an upgrade are "
+              "expected; at other times, a crashing worker.",
+              [rate(f"{GW}failovers_total", legend="moved"),
+               rate(f"{GW}messages_replayed_total", legend="replayed"),
+               rate(f"{WK}connections_resumed_total", legend="resumed")], "ops"),
+        Panel("Messages handled by path", "Client messages handled per second by each app.",
+              [rate(f"{WK}messages_handled_total", "path", "{{path}}")], "ops"),
+        Panel("Handler time by path", "How long an app's on_message took. It runs on the worker's single loop: "
+              "a high p99 delays every connection of that worker.",
+              quantiles(f"{WK}handler_seconds", "path"), "s"),
+        Panel("Connections opened by path", "Connections announced to workers per second, by app path.",
+              [rate(f"{WK}connections_opened_total", "path", "{{path}}")], "ops"),
+        Panel("Worker processes", "Each worker's own view: connections it serves and its links to gateway "
+              "threads that are up.",
+              [Query(f"{WK}connections", "connections {{instance}}"),
+               Query(f"{WK}gateway_links", "links {{instance}}")]),
+        Panel("Sends to gateways", "Send envelopes the workers queued to gateways per second.",
+              [rate(f"{WK}sends_total", "instance", "{{instance}}")], "ops"),
+    ]),
+    Row("Broker", [
+        Panel("Broker up", "1 while a worker's broker can deliver across workers (redis: both connections "
+              "ready). 0 on any worker: its rooms reach only its local members until it reconnects.",
+              [Query(f"{WK}broker_up", "{{broker}} {{instance}}")]),
+        Panel("Publishes and deliveries", "Room publishes made by the apps and room messages delivered to them, "
+              "per second.",
+              [rate(f"{WK}broker_publishes_total", legend="published"),
+               rate(f"{WK}broker_deliveries_total", legend="delivered")], "ops"),
+        Panel("Publish round trip", "Redis PUBLISH, written to acknowledged. High: Redis is overloaded or far.",
+              quantiles(f"{WK}broker_publish_seconds"), "s"),
+        Panel("Outage losses", "Publishes buffered while Redis was unreachable, dropped (no other host got "
+              "them), and sent after a reconnect before every subscriber was back. Any drop: raise "
+              "--redis-buffer or shorten outages.",
+              [rate(f"{WK}broker_buffered_total", legend="buffered"),
+               rate(f"{WK}broker_dropped_total", legend="dropped"),
+               rate(f"{WK}broker_missed_total", legend="missed")], "ops"),
+        Panel("Outbox", "Publishes waiting for Redis now, per worker: non-zero only during an outage.",
+              [total(f"{WK}broker_outbox", "instance", "{{instance}}")]),
+        Panel("Reconnects", "Broker connections re-established, rooms subscribed again after them, and copies "
+              "of a publish skipped as already delivered.",
+              [rate(f"{WK}broker_reconnects_total", legend="reconnects"),
+               rate(f"{WK}broker_resubscribes_total", legend="resubscribes"),
+               rate(f"{WK}broker_duplicates_total", legend="duplicates")], "ops"),
+        Panel("Rooms and subscriptions", "Rooms with members on a worker and broker channels subscribed, summed "
+              "over workers.",
+              [total(f"{WK}rooms", legend="rooms"),
+               total(f"{WK}broker_subscriptions", legend="subscriptions")]),
+    ]),
+    Row("Deflate", [
+        Panel("Deflate connections", "Connections that negotiated permessage-deflate (RFC 7692).",
+              [total(f"{GW}deflate_connections", "instance", "{{instance}}")]),
+        Panel("Compression ratio", "Bytes on the wire over bytes of payload, by direction: lower is better. "
+              "Near 1: the payloads do not compress (binary, already compressed) and deflate only costs CPU.",
+              [Query(f"sum by (direction) (rate({GW}deflate_compressed_bytes_total{RANGE})) / "
+                     f"sum by (direction) (rate({GW}deflate_uncompressed_bytes_total{RANGE}))", "{{direction}}")],
+              "percentunit"),
+        Panel("Deflated messages", "Messages inflated (in) and compressed (out; a broadcast compressed once "
+              "counts once), and messages sent uncompressed because they were below --deflate-threshold.",
+              [rate(f"{GW}deflate_messages_total", "direction", "{{direction}}"),
+               rate(f"{GW}deflate_skipped_total", legend="skipped")], "ops"),
+    ]),
+    Row("Process resources", [
+        Panel("CPU", "CPU time per second (1 = one core) of each gateway and worker.",
+              [Query(f"rate({PROC}cpu_seconds_total{RANGE})", "{{job}} {{instance}}")]),
+        Panel("Resident memory", "RSS of each process. A gateway grows with connections (about 1 KiB idle "
+              "each) and send backlogs; steady growth at a flat connection count is a leak.",
+              [per_process(f"{PROC}resident_memory_bytes")], "bytes"),
+        Panel("File descriptors", "Open descriptors over the limit: the gateway needs one per connection; "
+              "near 1 it refuses connections.",
+              [Query(f"{PROC}open_fds / {PROC}max_fds", "{{job}} {{instance}}")], "percentunit"),
+        Panel("Open file descriptors", "Descriptors open now.", [per_process(f"{PROC}open_fds")]),
+        Panel("Uptime", "Time since each process started: a reset is a restart (crash or deploy).",
+              [Query(f"time() - {PROC}start_time_seconds", "{{job}} {{instance}}")], "s"),
+        Panel("Scrape targets", "Processes Prometheus found and scraped, by job: the gateways and workers "
+              "running now.",
+              [Query('sum by (job) (up{job=~"framegate-.*"})', "{{job}}")]),
+        Panel("Versions", "Which version each component runs, and how many processes run it.",
+              [Query("count by (component, version) (framegate_build_info)", "{{component}} {{version}}",
+                     instant=True)], kind="table", width=24, height=6),
+    ]),
+]
+
+
+# --- JSON --------------------------------------------------------------------
+
+
+def target_json(query: Query, ref: str) -> dict:
+    target = {"datasource": DATASOURCE, "refId": ref, "expr": query.expr, "legendFormat": query.legend}
+    if query.instant:
+        target.update({"instant": True, "range": False, "format": "table"})
+    return target
+
+
+def panel_json(panel: Panel, panel_id: int, x: int, y: int) -> dict:
+    result = {
+        "id": panel_id,
+        "type": panel.kind,
+        "title": panel.title,
+        "description": panel.description,
+        "datasource": DATASOURCE,
+        "gridPos": {"h": panel.height, "w": panel.width, "x": x, "y": y},
+        "targets": [target_json(q, chr(ord("A") + i)) for i, q in enumerate(panel.queries)],
+        "fieldConfig": {"defaults": {"unit": panel.unit}, "overrides": []},
+    }
+    if panel.kind == "timeseries":
+        result["fieldConfig"]["defaults"]["custom"] = {"fillOpacity": 10, "showPoints": "never"}
+        result["options"] = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+                             "tooltip": {"mode": "multi", "sort": "desc"}}
+    else:
+        result["options"] = {"showHeader": True}
+        result["transformations"] = [{"id": "organize", "options": {"excludeByName": {"Time": True}}}]
+    return result
+
+
+def dashboard_json() -> dict:
+    panels = []
+    y = 0
+    for row in ROWS:
+        panels.append({"id": len(panels) + 1, "type": "row", "title": row.title, "collapsed": False,
+                       "gridPos": {"h": 1, "w": GRID_WIDTH, "x": 0, "y": y}, "panels": []})
+        y += 1
+        x = 0
+        line_height = 0
+        for panel in row.panels:
+            if x + panel.width > GRID_WIDTH:
+                x, y = 0, y + line_height
+                line_height = 0
+            panels.append(panel_json(panel, len(panels) + 1, x, y))
+            x += panel.width
+            line_height = max(line_height, panel.height)
+        y += line_height
+    return {
+        "uid": "framegate",
+        "title": "framegate",
+        "description": "Gateways, workers and the broker of a framegate cluster (docs/DEPLOY.md explains each row).",
+        "tags": ["framegate"],
+        "editable": False,
+        "graphTooltip": 1,
+        "refresh": "10s",
+        "schemaVersion": 39,
+        "version": 1,
+        "time": {"from": "now-30m", "to": "now"},
+        "timezone": "browser",
+        "templating": {"list": []},
+        "annotations": {"list": []},
+        "links": [],
+        "panels": panels,
+    }
+
+
+def render() -> str:
+    return json.dumps(dashboard_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if argv[1:] == ["--check"]:
+        with open(OUTPUT, encoding="utf-8") as f:
+            if f.read() != text:
+                print(f"{OUTPUT} is not what {argv[0]} writes: run it without --check", file=sys.stderr)
+                return 1
+        return 0
+    if argv[1:]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(OUTPUT, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

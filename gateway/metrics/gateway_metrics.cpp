@@ -1,0 +1,153 @@
+#include "gateway/metrics/gateway_metrics.hpp"
+
+#include <map>
+
+#include "common/metrics/exposition.hpp"
+#include "common/version.hpp"
+
+namespace fg::gateway {
+
+namespace {
+
+using metrics::metric_kind;
+constexpr double ns = 1e-9;
+constexpr const char* opcode_label[2] = {"text", "binary"};
+
+void by_opcode(metrics::exposition& out, std::string name, std::string help, const std::array<std::uint64_t, 2>& v) {
+  auto f = out.family(std::move(name), std::move(help), metric_kind::counter);
+  for (std::size_t i = 0; i < 2; ++i) f.add(static_cast<double>(v[i]), {{"opcode", opcode_label[i]}});
+}
+
+void write_connections(metrics::exposition& out, const thread_counters& c) {
+  std::uint64_t closed = 0;
+  for (const auto n : c.closed_by_code) closed += n;
+  out.gauge("framegate_gateway_connections_active", "WebSocket connections open now (handshake done, not yet closed).",
+            static_cast<double>(c.connections_opened - closed));
+  out.counter("framegate_gateway_connections_opened_total", "Handshakes accepted.",
+              static_cast<double>(c.connections_opened));
+  auto f = out.family("framegate_gateway_connections_closed_total",
+                      "Connections ended, by the close code sent or received (1006: TCP died).", metric_kind::counter);
+  for (std::size_t g = 0; g < c.closed_by_code.size(); ++g)
+    f.add(static_cast<double>(c.closed_by_code[g]), {{"code", close_code_group::label(g)}});
+  auto refused = out.family("framegate_gateway_handshakes_refused_total",
+                            "Handshakes answered with an HTTP error, by status.", metric_kind::counter);
+  for (std::size_t i = 0; i < c.refused_by_status.size(); ++i) {
+    const unsigned status = refusal_status::all[i];
+    refused.add(static_cast<double>(c.refused_by_status[i]),
+                {{"status", status == 0 ? std::string("other") : std::to_string(status)}});
+  }
+}
+
+void write_traffic(metrics::exposition& out, const thread_counters& c) {
+  by_opcode(out, "framegate_gateway_messages_received_total", "Complete messages received from clients.",
+            c.messages_received);
+  by_opcode(out, "framegate_gateway_messages_sent_total",
+            "Messages queued to clients (a broadcast counts once per recipient).", c.messages_sent);
+  by_opcode(out, "framegate_gateway_received_payload_bytes_total",
+            "Payload bytes of the messages received (after inflate).", c.payload_received);
+  by_opcode(out, "framegate_gateway_sent_payload_bytes_total", "Payload bytes of the messages sent (before deflate).",
+            c.payload_sent);
+  out.counter("framegate_gateway_socket_read_bytes_total", "Bytes read from client sockets.",
+              static_cast<double>(c.socket_read_bytes));
+  out.counter("framegate_gateway_socket_written_bytes_total", "Bytes written to client sockets.",
+              static_cast<double>(c.socket_written_bytes));
+  out.histogram("framegate_gateway_message_size_bytes", "Size of the messages received from clients.", c.message_size);
+  out.histogram("framegate_gateway_frames_per_read", "Frames parsed out of one socket read.", c.frames_per_read);
+}
+
+void write_errors(metrics::exposition& out, const thread_counters& c, std::uint64_t send_queue_bytes) {
+  auto f = out.family("framegate_gateway_protocol_errors_total",
+                      "Connections failed for a protocol violation, by named error.", metric_kind::counter);
+  for (int k = 1; k < ws::error_kinds; ++k)
+    f.add(static_cast<double>(c.errors_by_kind[static_cast<std::size_t>(k)]),
+          {{"kind", ws::to_string(static_cast<ws::error>(k))}});
+  out.gauge("framegate_gateway_send_queue_bytes", "Bytes waiting in the send backlogs of slow clients.",
+            static_cast<double>(send_queue_bytes));
+  out.family("framegate_gateway_backpressure_events_total",
+             "Times a client's send queue hit --max-send-queue, by what was done.", metric_kind::counter)
+      .add(static_cast<double>(c.overflow_closes), {{"action", "closed"}})
+      .add(static_cast<double>(c.dropped_messages), {{"action", "dropped"}});
+  out.counter("framegate_gateway_pings_sent_total", "Heartbeat pings sent to silent clients.",
+              static_cast<double>(c.pings_sent));
+  out.counter("framegate_gateway_pong_timeouts_total", "Connections closed (1011) because no frame followed a ping.",
+              static_cast<double>(c.pong_timeouts));
+}
+
+void write_workers(metrics::exposition& out, std::span<const thread_snapshot> threads, const routing_counters& r) {
+  std::map<std::string, worker_row> rows;  // by worker id, summed over threads
+  for (const auto& t : threads)
+    for (const auto& w : t.workers) {
+      auto& row = rows[w.worker];
+      row.links += w.links;
+      row.connections += w.connections;
+      row.routed += w.routed;
+      row.credit_pauses += w.credit_pauses;
+      row.unacked += w.unacked;
+    }
+  std::size_t registered = 0;
+  for (const auto& [id, row] : rows) registered += row.links > 0 ? 1 : 0;
+  out.gauge("framegate_gateway_workers", "Workers with at least one link up.", static_cast<double>(registered));
+  auto links =
+      out.family("framegate_gateway_worker_links",
+                 "Links up to each known worker (one per gateway I/O thread when healthy).", metric_kind::gauge);
+  auto conns = out.family("framegate_gateway_worker_connections", "Client connections routed to each worker now.",
+                          metric_kind::gauge);
+  auto routed =
+      out.family("framegate_gateway_worker_connections_routed_total",
+                 "Connections given to each worker (new, or moved there after a failover).", metric_kind::counter);
+  auto paused = out.family("framegate_gateway_worker_credit_pauses_total",
+                           "Client reads paused because the worker's credits ran out.", metric_kind::counter);
+  auto unacked = out.family("framegate_gateway_worker_unacked_messages",
+                            "Messages forwarded to each worker and not yet acknowledged.", metric_kind::gauge);
+  for (const auto& [id, row] : rows) {
+    links.add(static_cast<double>(row.links), {{"worker", id}});
+    conns.add(static_cast<double>(row.connections), {{"worker", id}});
+    routed.add(static_cast<double>(row.routed), {{"worker", id}});
+    paused.add(static_cast<double>(row.credit_pauses), {{"worker", id}});
+    unacked.add(static_cast<double>(row.unacked), {{"worker", id}});
+  }
+  out.histogram("framegate_gateway_worker_roundtrip_seconds",
+                "Time from a batch of messages leaving for a worker to the worker's acknowledgement.", r.roundtrip_ns,
+                ns);
+  out.histogram("framegate_gateway_worker_link_rtt_seconds", "Link ping round trip to workers.", r.link_rtt_ns, ns);
+  out.counter("framegate_gateway_failovers_total", "Connections moved to another worker after theirs died.",
+              static_cast<double>(r.connections_moved));
+  out.counter("framegate_gateway_messages_too_big_for_worker_total",
+              "Client messages closed with 1009 because their worker's --max-envelope cannot carry them.",
+              static_cast<double>(r.too_big_for_worker));
+  out.counter("framegate_gateway_messages_replayed_total",
+              "Unacknowledged messages replayed to a connection's next worker.",
+              static_cast<double>(r.messages_replayed));
+  out.histogram("framegate_gateway_link_envelopes_per_write", "Envelopes carried by one write to a worker.",
+                r.envelopes_per_write);
+  out.histogram("framegate_gateway_broadcast_recipients", "Recipients of one worker Send (framed once for all).",
+                r.broadcast_recipients);
+}
+
+}  // namespace
+
+std::string render_gateway_metrics(std::span<const thread_snapshot> threads, const admin_counters& admin) {
+  thread_counters c;
+  routing_counters r;
+  std::uint64_t send_queue_bytes = 0;
+  bool routing = false;
+  for (const auto& t : threads) {
+    c.add(t.counters);
+    r.add(t.routes);
+    send_queue_bytes += t.send_queue_bytes;
+    routing = routing || t.routing;
+  }
+  metrics::exposition out;
+  write_connections(out, c);
+  write_traffic(out, c);
+  write_errors(out, c, send_queue_bytes);
+  if (routing) write_workers(out, threads, r);
+  auto api = out.family("framegate_gateway_api_publishes_total", "POST /api/publish requests, by HTTP status.",
+                        metric_kind::counter);
+  for (const auto& [status, n] : admin.publishes_by_status)
+    api.add(static_cast<double>(n), {{"status", std::to_string(status)}});
+  out.process_metrics("gateway", version);
+  return out.text();
+}
+
+}  // namespace fg::gateway

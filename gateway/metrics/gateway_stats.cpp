@@ -1,0 +1,71 @@
+#include "gateway/metrics/gateway_stats.hpp"
+
+namespace fg::gateway {
+
+namespace {
+template <class Array>
+void add_all(Array& to, const Array& from) {
+  for (std::size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+}
+}  // namespace
+
+std::string close_code_group::label(std::size_t group) {
+  if (group < named) return std::to_string(1000 + group);
+  if (group == range_3xxx) return "3xxx";
+  if (group == range_4xxx) return "4xxx";
+  return "other";
+}
+
+void thread_counters::add(const thread_counters& o) {
+  connections_opened += o.connections_opened;
+  handshakes_refused += o.handshakes_refused;
+  add_all(refused_by_status, o.refused_by_status);
+  add_all(closed_by_code, o.closed_by_code);
+  protocol_errors += o.protocol_errors;
+  add_all(errors_by_kind, o.errors_by_kind);
+  messages_in += o.messages_in;
+  messages_out += o.messages_out;
+  add_all(messages_received, o.messages_received);
+  add_all(messages_sent, o.messages_sent);
+  add_all(payload_received, o.payload_received);
+  add_all(payload_sent, o.payload_sent);
+  socket_read_bytes += o.socket_read_bytes;
+  socket_written_bytes += o.socket_written_bytes;
+  dropped_messages += o.dropped_messages;
+  overflow_closes += o.overflow_closes;
+  pings_sent += o.pings_sent;
+  pong_timeouts += o.pong_timeouts;
+  deflate_connections_opened += o.deflate_connections_opened;
+  deflate_connections_closed += o.deflate_connections_closed;
+  deflate_messages_in += o.deflate_messages_in;
+  deflate_messages_out += o.deflate_messages_out;
+  deflate_bytes_in_compressed += o.deflate_bytes_in_compressed;
+  deflate_bytes_in_uncompressed += o.deflate_bytes_in_uncompressed;
+  deflate_bytes_out_uncompressed += o.deflate_bytes_out_uncompressed;
+  deflate_bytes_out_compressed += o.deflate_bytes_out_compressed;
+  deflate_skipped += o.deflate_skipped;
+  message_size.merge(o.message_size);
+  frames_per_read.merge(o.frames_per_read);
+}
+
+void routing_counters::add(const routing_counters& o) {
+  refused_no_worker += o.refused_no_worker;
+  refused_unknown_path += o.refused_unknown_path;
+  connections_moved += o.connections_moved;
+  messages_replayed += o.messages_replayed;
+  credit_pauses += o.credit_pauses;
+  closed_no_worker += o.closed_no_worker;
+  too_big_for_worker += o.too_big_for_worker;
+  roundtrip_ns.merge(o.roundtrip_ns);
+  link_rtt_ns.merge(o.link_rtt_ns);
+  envelopes_per_write.merge(o.envelopes_per_write);
+  broadcast_recipients.merge(o.broadcast_recipients);
+}
+
+void admin_counters::count_publish(unsigned status) {
+  for (auto& [s, n] : publishes_by_status)
+    if (s == status) return (void)++n;
+  publishes_by_status.emplace_back(status, 1);
+}
+
+}  // namespace fg::gateway

@@ -1,0 +1,126 @@
+// Every number the gateway counts, declared in one place.
+//
+// Each I/O thread owns its counters and is the only one to write them:
+// plain integers, no atomics, nothing on the data path but an addition
+// (and, for histograms, a short bounds scan). A scrape asks every thread
+// for a snapshot (a copy taken on that thread, posted back), so readers
+// never race writers. docs/METRICS.md lists the exported names.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/metrics/buckets.hpp"
+#include "common/metrics/histogram.hpp"
+#include "gateway/ws/protocol.hpp"
+
+namespace fg::gateway {
+
+// Close codes as a bounded label: the codes RFC 6455 names, then ranges.
+namespace close_code_group {
+inline constexpr std::size_t named = 16;  // 1000..1015
+inline constexpr std::size_t range_3xxx = named, range_4xxx = named + 1, other = named + 2, count = named + 3;
+constexpr std::size_t of(std::uint16_t code) noexcept {
+  if (code >= 1000 && code < 1000 + named) return code - 1000u;
+  if (code >= 3000 && code <= 3999) return range_3xxx;
+  if (code >= 4000 && code <= 4999) return range_4xxx;
+  return other;
+}
+std::string label(std::size_t group);
+}  // namespace close_code_group
+
+// The HTTP statuses a handshake can be refused with.
+namespace refusal_status {
+inline constexpr std::array<unsigned, 9> all{400, 403, 404, 405, 408, 426, 431, 503, 0};  // 0: any other
+constexpr std::size_t of(unsigned status) noexcept {
+  for (std::size_t i = 0; i + 1 < all.size(); ++i)
+    if (all[i] == status) return i;
+  return all.size() - 1;
+}
+}  // namespace refusal_status
+
+// Text and binary, the two data opcodes, as array indices.
+constexpr std::size_t data_index(ws::opcode op) noexcept { return op == ws::opcode::binary ? 1 : 0; }
+
+// What one I/O thread's sessions count.
+struct thread_counters {
+  std::uint64_t connections_opened = 0;  // handshakes accepted
+  std::uint64_t handshakes_refused = 0;
+  std::array<std::uint64_t, refusal_status::all.size()> refused_by_status{};
+  std::array<std::uint64_t, close_code_group::count> closed_by_code{};
+  std::uint64_t protocol_errors = 0;
+  std::array<std::uint64_t, ws::error_kinds> errors_by_kind{};
+  std::uint64_t messages_in = 0;
+  std::uint64_t messages_out = 0;
+  std::array<std::uint64_t, 2> messages_received{}, messages_sent{};  // by data_index
+  std::array<std::uint64_t, 2> payload_received{}, payload_sent{};
+  std::uint64_t socket_read_bytes = 0;
+  std::uint64_t socket_written_bytes = 0;
+  std::uint64_t dropped_messages = 0;  // --send-queue-policy drop
+  std::uint64_t overflow_closes = 0;   // --send-queue-policy close (1008)
+  std::uint64_t pings_sent = 0;
+  std::uint64_t pong_timeouts = 0;
+  // permessage-deflate (RFC 7692). A broadcast compressed once counts once.
+  std::uint64_t deflate_connections_opened = 0;  // negotiated; minus closed: the open ones
+  std::uint64_t deflate_connections_closed = 0;
+  std::uint64_t deflate_messages_in = 0;             // inflated
+  std::uint64_t deflate_messages_out = 0;            // compressed
+  std::uint64_t deflate_bytes_in_compressed = 0;     // payload bytes on the wire of the messages inflated
+  std::uint64_t deflate_bytes_in_uncompressed = 0;   // ... and once inflated
+  std::uint64_t deflate_bytes_out_uncompressed = 0;  // payload bytes of the messages compressed
+  std::uint64_t deflate_bytes_out_compressed = 0;    // ... and on the wire
+  std::uint64_t deflate_skipped = 0;  // to deflate connections uncompressed: below the threshold, or incompressible
+  metrics::histogram message_size{metrics::buckets::size_bytes};
+  metrics::histogram frames_per_read{metrics::buckets::count};
+
+  void add(const thread_counters& o);
+};
+
+// What the routing layer of one thread counts (worker mode).
+struct routing_counters {
+  std::uint64_t refused_no_worker = 0;     // 503
+  std::uint64_t refused_unknown_path = 0;  // 404
+  std::uint64_t connections_moved = 0;     // failovers
+  std::uint64_t messages_replayed = 0;     // at-least-once: may reach a worker twice
+  std::uint64_t credit_pauses = 0;
+  std::uint64_t closed_no_worker = 0;    // 1013 after a failover found no worker
+  std::uint64_t too_big_for_worker = 0;  // 1009: the worker's --max-envelope cannot carry the message
+  metrics::histogram roundtrip_ns{metrics::buckets::latency_ns};
+  metrics::histogram link_rtt_ns{metrics::buckets::latency_ns};
+  metrics::histogram envelopes_per_write{metrics::buckets::count};
+  metrics::histogram broadcast_recipients{metrics::buckets::count};
+
+  void add(const routing_counters& o);
+};
+
+// One worker as one thread sees it.
+struct worker_row {
+  std::string worker;
+  std::uint64_t links = 0;  // registered and up on this thread (0 or 1)
+  std::uint64_t connections = 0;
+  std::uint64_t routed = 0;         // counter
+  std::uint64_t credit_pauses = 0;  // counter
+  std::uint64_t unacked = 0;
+};
+
+// What a scrape gets from one thread.
+struct thread_snapshot {
+  thread_counters counters;
+  std::uint64_t connections_active = 0;  // open sessions (handshake done, not closed)
+  std::uint64_t send_queue_bytes = 0;
+  bool routing = false;  // worker mode: the fields below are filled
+  routing_counters routes;
+  std::vector<worker_row> workers;
+};
+
+// What the admin listener counts (its own thread).
+struct admin_counters {
+  // POST /api/publish answers, by status (a handful of values).
+  std::vector<std::pair<unsigned, std::uint64_t>> publishes_by_status;
+  void count_publish(unsigned status);
+};
+
+}  // namespace fg::gateway

@@ -1,0 +1,35 @@
+// Fuzzes the body parser of POST /api/publish (a backend's bytes, behind a
+// token, but still bytes from the network): it must never crash, must
+// answer either messages or one error, and every delivery it builds must be
+// the JSON object {"room":R,"data":V} with R its room.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/admin/publish_request.hpp"
+
+namespace {
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view body(reinterpret_cast<const char*>(data), size);
+  const auto result = fg::gateway::admin::parse_publish_request(body);
+  if (!result.error.empty()) {
+    check(result.messages.empty());
+    check(nlohmann::json::accept(fg::gateway::admin::error_body(result.error)));
+    return 0;
+  }
+  check(nlohmann::json::accept(body));
+  for (const auto& m : result.messages) {
+    check(!m.room.empty() && m.room.size() <= fg::gateway::admin::max_room_name_bytes);
+    const auto delivery = nlohmann::json::parse(m.delivery);
+    check(delivery.is_object() && delivery.size() == 2 && delivery["room"] == m.room && delivery.contains("data"));
+  }
+  return 0;
+}

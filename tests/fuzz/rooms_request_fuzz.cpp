@@ -1,0 +1,39 @@
+// Fuzzes the /rooms protocol parser with what any client may send: it must
+// never crash or read outside the text, a request it accepts must be
+// consistent (a room of 1..256 bytes of UTF-8; publish data a valid JSON
+// value lying inside the message), and the delivery built from it must be
+// a JSON object giving the same room and data back.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/utf8.hpp"
+#include "worker/apps/rooms_protocol.hpp"
+
+namespace {
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const auto result = fg::worker::parse_rooms_request(text);
+  check(result.request.has_value() != !result.error.empty());
+  if (!result.request) {
+    check(nlohmann::json::accept(fg::worker::rooms_error(result.error)));
+    return 0;
+  }
+  const auto& r = *result.request;
+  check(!r.room.empty() && r.room.size() <= fg::worker::max_room_name_bytes);
+  check(fg::is_valid_utf8({reinterpret_cast<const std::uint8_t*>(r.room.data()), r.room.size()}));
+  if (r.op != fg::worker::rooms_op::publish) return 0;
+  check(r.data.data() >= text.data() && r.data.data() + r.data.size() <= text.data() + text.size());
+  check(nlohmann::json::accept(r.data));
+  const auto delivery = nlohmann::json::parse(fg::worker::rooms_delivery(r.room, r.data));
+  check(delivery.size() == 2 && delivery["room"] == r.room && delivery["data"] == nlohmann::json::parse(r.data));
+  return 0;
+}

@@ -1,0 +1,177 @@
+"""deploy/nginx/nginx.conf, the scale-out profile's load balancer: accepted
+by `nginx -t`, balancing the compose file's gateways on their client port,
+and, when the gateway is built, doing its job in front of two real
+gateways: one client address sticks to one gateway, WebSocket traffic
+passes through, and a gateway that goes away is skipped.
+
+The upstream names only resolve inside Docker, so the tests run a copy
+with each upstream and the listen port replaced by loopback addresses
+(and Debian's dynamic stream module loaded; the official nginx image has
+it built in)."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+from deploy_files import NGINX_CONFIG, compose_config, free_port, ports, run, services_answering, tool, volumes
+
+STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
+UPSTREAM_SERVER = re.compile(r"^(\s*server\s+)([\w.-]+):(\d+)", re.MULTILINE)
+LISTEN = re.compile(r"^(\s*listen\s+)(\d+);", re.MULTILINE)
+
+
+def read_config() -> str:
+    with open(NGINX_CONFIG, encoding="utf-8") as f:
+        return f.read()
+
+
+def upstreams(text: str) -> list[tuple[str, int]]:
+    return [(m[2], int(m[3])) for m in UPSTREAM_SERVER.finditer(text)]
+
+
+def hermetic_copy(text: str, servers: dict[str, int], listen_port: int) -> str:
+    """The config with upstream NAME:PORT -> 127.0.0.1:servers[NAME] and listen -> 127.0.0.1:listen_port."""
+    text = UPSTREAM_SERVER.sub(lambda m: f"{m[1]}127.0.0.1:{servers[m[2]]}", text)
+    text = LISTEN.sub(lambda m: f"{m[1]}127.0.0.1:{listen_port};", text)
+    dynamic = "--with-stream=dynamic" in run([tool("nginx"), "-V"]).stderr
+    return (f"load_module {STREAM_MODULE};\n" if dynamic else "") + text
+
+
+class NginxRun:
+    """nginx in the foreground on a hermetic copy, in its own prefix directory."""
+
+    def __init__(self, text: str):
+        self.dir = tempfile.TemporaryDirectory(prefix="fg-nginx-")
+        self.conf = os.path.join(self.dir.name, "nginx.conf")
+        with open(self.conf, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.process: subprocess.Popen | None = None
+
+    def argv(self, *extra: str) -> list[str]:
+        return [tool("nginx"), "-p", self.dir.name, "-c", self.conf, "-e", "stderr",
+                "-g", f"pid {self.dir.name}/nginx.pid;", *extra]
+
+    def start(self, port: int) -> None:
+        self.process = subprocess.Popen(self.argv("-g", "daemon off;"), stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                if self.process.poll() is not None:
+                    raise AssertionError(f"nginx exited: {self.process.stderr.read().decode()}")
+                time.sleep(0.05)
+        raise AssertionError("nginx did not listen within 10 s")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.kill(self.process.pid, 15)  # by PID: fast shutdown, the workers exit with the master
+            self.process.wait(10)
+        if self.process:
+            self.process.stderr.close()
+        self.dir.cleanup()
+
+
+class NginxConfigTest(unittest.TestCase):
+    def test_nginx_accepts_it(self):
+        text = read_config()
+        nginx = NginxRun(hermetic_copy(text, {name: free_port() for name, _ in upstreams(text)}, free_port()))
+        try:
+            result = run(nginx.argv("-t", "-q"))
+        finally:
+            nginx.stop()
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_sticky_by_client_address(self):
+        self.assertRegex(read_config(), r"(?m)^\s*hash \$remote_addr consistent;")
+
+    def test_upstreams_are_two_compose_gateways_on_their_client_port(self):
+        services = compose_config("scale-out")["services"]
+        servers = upstreams(read_config())
+        reached = set()
+        for host, port in servers:
+            with self.subTest(server=f"{host}:{port}"):
+                answering = services_answering(host, services)
+                self.assertEqual(len(answering), 1, f"{host} should name one compose service: {answering}")
+                service = services[answering.pop()]
+                self.assertEqual(service.get("command"), ["framegate-gateway"])
+                self.assertEqual(service["environment"]["FRAMEGATE_LISTEN"], f"0.0.0.0:{port}")
+                reached.add(id(service))
+        self.assertEqual(len(reached), 2, f"two distinct gateways: {servers}")
+
+    def test_compose_mounts_it_and_publishes_its_port(self):
+        lb = compose_config("scale-out")["services"]["lb"]
+        self.assertIn({"type": "bind", "source": NGINX_CONFIG, "target": "/etc/nginx/nginx.conf", "read_only": True},
+                      volumes(lb))
+        listen = [int(m[2]) for m in LISTEN.finditer(read_config())]
+        self.assertEqual([target for _, _, target in ports(lb)], listen)
+
+
+@unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN"), "needs the built gateway (CTest passes it)")
+class LoadBalancerTest(unittest.TestCase):
+    """Two real gateways (--echo, each serving a file naming it) behind the real nginx."""
+
+    def setUp(self) -> None:
+        from framegate_harness import GatewayProcess
+
+        self.gateways = {}
+        self.dirs = []
+        text = read_config()
+        for host, _ in upstreams(text):
+            static = tempfile.TemporaryDirectory(prefix="fg-lb-static-")
+            self.dirs.append(static)
+            with open(os.path.join(static.name, "id.txt"), "w", encoding="utf-8") as f:
+                f.write(host)
+            gateway = GatewayProcess(["--static-dir", static.name, "--admin", "off"])
+            gateway.start()
+            self.addCleanup(gateway.stop)
+            self.gateways[host] = gateway
+        self.port = free_port()
+        self.nginx = NginxRun(hermetic_copy(text, {h: g.port for h, g in self.gateways.items()}, self.port))
+        self.addCleanup(self.nginx.stop)
+        self.nginx.start(self.port)
+
+    def tearDown(self) -> None:
+        for d in self.dirs:
+            d.cleanup()
+
+    def which_gateway(self) -> str:
+        from framegate_harness import WsClient
+
+        with WsClient("127.0.0.1", self.port).connect() as client:
+            response = client.request_raw(b"GET /id.txt HTTP/1.1\r\nHost: lb\r\nConnection: close\r\n\r\n")
+        self.assertEqual(response.status, 200, response.describe())
+        return response.body.decode()
+
+    def test_one_address_sticks_to_one_gateway(self):
+        seen = {self.which_gateway() for _ in range(8)}
+        self.assertEqual(len(seen), 1, seen)
+        self.assertIn(seen.pop(), self.gateways)
+
+    def test_websocket_passes_through(self):
+        from framegate_harness import OP_TEXT, WsClient
+
+        with WsClient("127.0.0.1", self.port).connect() as client:
+            client.handshake("/")
+            client.send_text("through nginx")
+            frame = client.recv_frame()
+        self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"through nginx"))
+
+    def test_a_gateway_that_goes_away_is_skipped(self):
+        first = self.which_gateway()
+        self.gateways[first].stop()
+        second = self.which_gateway()
+        self.assertNotEqual(second, first)
+        self.assertIn(second, self.gateways)
+
+
+if __name__ == "__main__":
+    unittest.main()

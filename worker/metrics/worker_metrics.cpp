@@ -1,0 +1,80 @@
+#include "worker/metrics/worker_metrics.hpp"
+
+#include "common/metrics/exposition.hpp"
+#include "common/version.hpp"
+
+namespace fg::worker {
+
+namespace {
+
+using metrics::metric_kind;
+constexpr double ns = 1e-9;
+
+void write_apps(metrics::exposition& out, const worker_view& w) {
+  out.gauge("framegate_worker_connections", "Client connections this worker serves now.",
+            static_cast<double>(w.connections));
+  auto opened = out.family("framegate_worker_connections_opened_total",
+                           "Connections announced to this worker, by app path.", metric_kind::counter);
+  auto handled = out.family("framegate_worker_messages_handled_total", "Client messages handled, by app path.",
+                            metric_kind::counter);
+  auto errors = out.family("framegate_worker_app_errors_total",
+                           "Exceptions that escaped an app (the connection is closed with 1011), by app path.",
+                           metric_kind::counter);
+  auto latency = out.family("framegate_worker_handler_seconds", "Time an app's on_message took, by app path.",
+                            metric_kind::histogram);
+  for (const auto& a : w.apps) {
+    opened.add(static_cast<double>(a.opened), {{"path", a.path}});
+    handled.add(static_cast<double>(a.handled), {{"path", a.path}});
+    errors.add(static_cast<double>(a.errors), {{"path", a.path}});
+    latency.add(a.handler_ns, ns, {{"path", a.path}});
+  }
+  out.counter("framegate_worker_connections_resumed_total",
+              "Connections moved here from a failed worker, with their kept state.",
+              static_cast<double>(w.core.connections_resumed));
+  out.counter("framegate_worker_sends_total", "Send envelopes queued to gateways.",
+              static_cast<double>(w.core.sends_out));
+  out.gauge("framegate_worker_gateway_links", "Links to gateway I/O threads that are up.",
+            static_cast<double>(w.links_up));
+}
+
+void write_broker(metrics::exposition& out, const broker_report& b) {
+  out.family("framegate_worker_broker_up", "1 while the broker can deliver across workers.", metric_kind::gauge)
+      .add(b.up ? 1 : 0, {{"broker", b.kind}});
+  out.counter("framegate_worker_broker_publishes_total", "Publishes made by this worker's apps.",
+              static_cast<double>(b.publishes));
+  out.counter("framegate_worker_broker_deliveries_total", "Room messages delivered to this worker's apps.",
+              static_cast<double>(b.deliveries));
+  if (b.publish_ns != nullptr)
+    out.histogram("framegate_worker_broker_publish_seconds", "Redis PUBLISH round trip (written to acknowledged).",
+                  *b.publish_ns, ns);
+  out.counter("framegate_worker_broker_buffered_total",
+              "Publishes that waited in the outbox because Redis was unreachable.", static_cast<double>(b.buffered));
+  out.counter("framegate_worker_broker_dropped_total",
+              "Publishes no other host will get: outbox overflow during an outage, or refused.",
+              static_cast<double>(b.dropped));
+  out.counter("framegate_worker_broker_missed_total",
+              "Buffered publishes sent after an outage to fewer subscribers than before it.",
+              static_cast<double>(b.missed));
+  out.gauge("framegate_worker_broker_outbox", "Publishes waiting for Redis now.", static_cast<double>(b.outbox));
+  out.counter("framegate_worker_broker_reconnects_total", "Broker connections re-established.",
+              static_cast<double>(b.reconnects));
+  out.counter("framegate_worker_broker_resubscribes_total", "Rooms subscribed again after a reconnect.",
+              static_cast<double>(b.resubscribes));
+  out.counter("framegate_worker_broker_duplicates_total",
+              "Copies of a publish skipped because they were already delivered.", static_cast<double>(b.duplicates));
+  out.gauge("framegate_worker_rooms", "Rooms with members on this worker.", static_cast<double>(b.rooms));
+  out.gauge("framegate_worker_broker_subscriptions", "Broker channels (rooms) this worker is subscribed to.",
+            static_cast<double>(b.subscriptions));
+}
+
+}  // namespace
+
+std::string render_worker_metrics(const worker_view& w) {
+  metrics::exposition out;
+  write_apps(out, w);
+  write_broker(out, w.broker);
+  out.process_metrics("worker", version);
+  return out.text();
+}
+
+}  // namespace fg::worker

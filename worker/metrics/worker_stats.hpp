@@ -1,0 +1,42 @@
+// What a worker counts beyond the dispatcher's and brokers' plain totals:
+// per-app counters and the latency histograms. The worker is one thread,
+// so these are plain integers read by the scrape on the same loop.
+// docs/METRICS.md lists the exported names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/metrics/buckets.hpp"
+#include "common/metrics/histogram.hpp"
+
+namespace fg::worker {
+
+// One mounted app.
+struct app_stats {
+  std::string path;
+  std::uint64_t opened = 0;   // connections announced for this path
+  std::uint64_t handled = 0;  // client messages handed to on_message
+  std::uint64_t errors = 0;   // exceptions that escaped the app
+  metrics::histogram handler_ns{metrics::buckets::latency_ns};
+};
+
+// A broker's view for /metrics and /readyz (both brokers fill it).
+struct broker_report {
+  const char* kind = "";  // "redis" | "hub"
+  bool up = false;        // can deliver across workers now
+  std::uint64_t publishes = 0;
+  std::uint64_t deliveries = 0;
+  std::uint64_t buffered = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t missed = 0;
+  std::uint64_t outbox = 0;  // gauge
+  std::uint64_t reconnects = 0;
+  std::uint64_t resubscribes = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t rooms = 0;                         // gauge: rooms with local members
+  std::uint64_t subscriptions = 0;                 // gauge: channels subscribed now
+  const metrics::histogram* publish_ns = nullptr;  // Redis PUBLISH round trip; null for the hub
+};
+
+}  // namespace fg::worker
