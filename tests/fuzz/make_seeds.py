@@ -193,6 +193,16 @@ HANDSHAKE_SEEDS = {
     "truncated": request()[:40],
     "garbage": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
     "huge_header": b"GET / HTTP/1.1\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n",
+    "deflate_chromium": request(b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"),
+    "deflate_every_parameter": request(b"Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; "
+                                       b"client_no_context_takeover; server_max_window_bits=12; "
+                                       b"client_max_window_bits=9\r\n"),
+    "deflate_offers_over_headers": request(b"Sec-WebSocket-Extensions: x-webkit-deflate-frame, permessage-deflate; "
+                                           b"bogus\r\nSec-WebSocket-Extensions: permessage-deflate; "
+                                           b'server_max_window_bits="8"\r\n'),
+    "deflate_duplicate": request(b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits; "
+                                 b"client_max_window_bits=10\r\n"),
+    "deflate_malformed": request(b"Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=\"10\r\n"),
 }
 
 
