@@ -32,6 +32,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH="$ROOT/bench"
+LOG_TAG=run_echo
+# shellcheck source=bench/bench_lib.sh
+source "$BENCH/bench_lib.sh"
 GATEWAY=${FRAMEGATE_GATEWAY_BIN:-$ROOT/build/bin/framegate-gateway}
 if [[ -z "${FRAMEGATE_LOADGEN_BIN:-}" ]]; then
   FRAMEGATE_LOADGEN_BIN="$(dirname "$GATEWAY")/framegate-loadgen"
@@ -58,7 +61,6 @@ for arg in "$@"; do
   esac
 done
 
-die() { echo "run_echo.sh: $*" >&2; exit 2; }
 [[ -x "$GATEWAY" ]] || die "gateway binary not found: $GATEWAY (build it, or set FRAMEGATE_GATEWAY_BIN)"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build the framegate-loadgen target, or set FRAMEGATE_LOADGEN_BIN)"
 for p in $PEERS; do
@@ -139,21 +141,6 @@ LINK_DIR=""        # workers kind: the private link directory
 SAMPLER_PID=""
 FAILED=0
 
-stop_pid() {  # stop_pid PID NAME: SIGTERM, SIGKILL after 10 s, reaped
-  local pid=$1 name=$2
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      echo "[run_echo] $name $pid ignored SIGTERM for 10 s: SIGKILL" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 stop_server() {
   if [[ -n "$SAMPLER_PID" ]]; then
     kill -TERM "$SAMPLER_PID" 2>/dev/null || true

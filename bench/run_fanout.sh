@@ -36,6 +36,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH="$ROOT/bench"
+LOG_TAG=run_fanout
+# shellcheck source=bench/bench_lib.sh
+source "$BENCH/bench_lib.sh"
 FRAMEGATE=${FRAMEGATE_BIN:-$ROOT/build/bin/framegate}
 if [[ -z "${FRAMEGATE_LOADGEN_BIN:-}" ]]; then
   FRAMEGATE_LOADGEN_BIN="$(dirname "$FRAMEGATE")/framegate-loadgen"
@@ -64,7 +67,6 @@ else
   QUIET_WAIT=${QUIET_WAIT:-120}
 fi
 
-die() { echo "run_fanout.sh: $*" >&2; exit 2; }
 [[ -x "$FRAMEGATE" ]] || die "framegate not found: $FRAMEGATE (build it, or set FRAMEGATE_BIN)"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build framegate-loadgen, or set FRAMEGATE_LOADGEN_BIN)"
 "$LOADGEN" --help | grep -q -- '--mode rate|window|idle|rooms' || die "$LOADGEN has no rooms mode: rebuild framegate-loadgen"
@@ -88,22 +90,6 @@ WORK=$(mktemp -d /tmp/fanout.XXXXXX)
 REDIS_PID="" SERVER_PID=""
 declare -a PROBES=()
 
-stop_pid() {  # stop_pid PID NAME: SIGTERM, SIGKILL after 10 s, reaped
-  local pid=$1 name=$2 i
-  [[ -n "$pid" ]] || return 0
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; ++i)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      echo "[run_fanout] $name (pid $pid) ignored SIGTERM for 10 s: SIGKILL" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 cleanup() {
   stop_pid "$SERVER_PID" server
   SERVER_PID=""
@@ -113,84 +99,6 @@ cleanup() {
 trap 'cleanup; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-start_redis() {
-  local port
-  port=$(free_port)
-  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --loglevel warning \
-    >"$WORK/redis.log" 2>&1 &
-  REDIS_PID=$!
-  for ((i = 0; i < 100; ++i)); do
-    if redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null | grep -q PONG; then
-      REDIS_URL="redis://127.0.0.1:$port"
-      return 0
-    fi
-    sleep 0.05
-  done
-  die "redis-server did not answer on port $port"
-}
-
-# Waits for "listening on" in FILE from SERVER_PID; sets PORT.
-wait_listening() {
-  local file=$1 pattern=$2 i line
-  for ((i = 0; i < 300; ++i)); do
-    line=$(grep -m1 -oE "$pattern" "$file" 2>/dev/null || true)
-    if [[ -n "$line" ]]; then
-      PORT=$(sed -E 's/.*:([0-9]+)\/?$/\1/' <<<"$line")
-      return 0
-    fi
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$file" >&2; die "server exited during start-up"; }
-    sleep 0.05
-  done
-  cat "$file" >&2
-  die "server did not print its address within 15 s"
-}
-
-start_server() {  # start_server KIND: sets SERVER_PID, PORT, PROBES
-  local kind=$1 pids p
-  PROBES=("--probe-pid" "redis=$REDIS_PID")
-  case "$kind" in
-    framegate)
-      # --admin off: the admin listener's default port 9090 could be taken.
-      "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" --admin off \
-        --log-level info >"$WORK/server.log" 2>&1 &
-      SERVER_PID=$!
-      wait_listening "$WORK/server.log" 'gateway listening on ws://[0-9.]+:[0-9]+/?'
-      # The supervisor's children: the gateway and the workers (their pids for the CPU probes).
-      for ((i = 0; i < 100; ++i)); do
-        pids=$(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-worke/ {print $1}' | wc -l)
-        ((pids >= WORKERS)) && break
-        sleep 0.05
-      done
-      p=$(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-gatew/ {print $1}' | head -1)
-      [[ -n "$p" ]] && PROBES+=("--probe-pid" "gateway=$p")
-      i=0
-      for p in $(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-worke/ {print $1}'); do
-        PROBES+=("--probe-pid" "worker$i=$p")
-        i=$((i + 1))
-      done
-      PROBES+=("--probe-pid" "supervisor=$SERVER_PID")
-      ;;
-    node)
-      node "$BENCH/peers/node-cluster-rooms.js" --port 0 --workers "$WORKERS" --redis "$REDIS_URL" \
-        >"$WORK/server.log" 2>&1 &
-      SERVER_PID=$!
-      wait_listening "$WORK/server.log" 'listening on [0-9.]+:[0-9]+'
-      PROBES+=("--probe-pid" "primary=$SERVER_PID")
-      for ((i = 0; i < 100; ++i)); do
-        grep -q '^pids ' "$WORK/server.log" && break
-        sleep 0.05
-      done
-      i=0
-      for p in $(sed -n 's/^pids .*workers=//p' "$WORK/server.log" | tr ',' ' '); do
-        PROBES+=("--probe-pid" "worker$i=$p")
-        i=$((i + 1))
-      done
-      ;;
-  esac
-}
-
 workload_args() {
   case "$1" in
     1room-100k) echo "--rooms 1 --members 1000 --publishers 10 --publish-rate 10" ;;
@@ -199,28 +107,13 @@ workload_args() {
   esac
 }
 
-# Waits up to QUIET_WAIT s for the 1-minute load average to drop below 1.0;
-# sets LOAD_BEFORE and DISTURBED.
-wait_quiet() {
-  local waited=0 load
-  load=$(cut -d' ' -f1 /proc/loadavg)
-  while ((waited < QUIET_WAIT)) && python3 -c "import sys; sys.exit(0 if float('$load') >= 1.0 else 1)"; do
-    ((waited == 0)) && echo "[run_fanout] load average $load: waiting up to ${QUIET_WAIT}s for < 1.0" >&2
-    sleep 5
-    waited=$((waited + 5))
-    load=$(cut -d' ' -f1 /proc/loadavg)
-  done
-  LOAD_BEFORE=$load
-  DISTURBED=$(python3 -c "print('true' if float('$load') >= 1.0 else 'false')")
-}
-
 status=0
 runs=()
 for wl in $WORKLOADS; do
   for kind in $PEERS; do
     wait_quiet
     start_redis
-    start_server "$kind"
+    start_rooms_server "$kind"
     note=""
     [[ $DISTURBED == true ]] && note=", disturbed"
     echo "[run_fanout] $wl against $kind on port $PORT (redis pid $REDIS_PID; load $LOAD_BEFORE$note)" >&2

@@ -46,6 +46,10 @@ class byte_buffer {
   [[nodiscard]] std::span<const std::uint8_t> span() const noexcept { return {data_, size_}; }
 
   void clear() noexcept { size_ = 0; }
+  // Keeps only the first n bytes (n <= size()).
+  void truncate(std::size_t n) noexcept {
+    if (n < size_) size_ = n;
+  }
 
   void reserve(std::size_t wanted) {
     if (wanted <= capacity_) return;

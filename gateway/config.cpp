@@ -16,8 +16,24 @@
 
 #include "common/option_values.hpp"
 #include "gateway/routing/sticky_key.hpp"
+#include "gateway/ws/deflater.hpp"
+#include "gateway/ws/inflater.hpp"
 
 namespace fg::gateway {
+
+std::string describe_deflate(const ws::deflate_options& d) {
+  if (!d.enabled) return "permessage-deflate off";
+  std::string s = "permessage-deflate on: messages of " + std::to_string(d.threshold) +
+                  " bytes or more compressed at level " + std::to_string(d.tuning.level) + " (memLevel " +
+                  std::to_string(d.tuning.mem_level) + ", window 2^" + std::to_string(d.max_window_bits) + "); ";
+  if (!d.server_takeover && !d.client_takeover) return s + "no context takeover: no zlib state per connection";
+  std::size_t bound = 0;
+  if (d.server_takeover) bound += ws::deflater::memory_bound(d.max_window_bits, d.tuning.mem_level);
+  if (d.client_takeover) bound += ws::inflater::memory_bound(d.max_window_bits);
+  const char* which = d.server_takeover && d.client_takeover ? "both" : d.server_takeover ? "server" : "client";
+  return s + "context takeover " + which + ": up to " + std::to_string((bound + 1023) / 1024) +
+         " KiB of zlib state per connection that uses it";
+}
 
 gateway_config parse_gateway_config(int argc, char** argv) {
   gateway_config cfg;
@@ -33,6 +49,8 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   std::uint64_t max_message_size = cfg.reader.limits.max_message_size;
   std::uint32_t max_fragments = cfg.reader.limits.max_fragments;
   bool skip_utf8 = false;
+  auto& deflate = cfg.handshake.deflate;
+  std::string takeover = "none";
 
   app.add_option("--listen", listen, "Address to accept WebSocket clients on, HOST:PORT (port 0: any free port)")
       ->envname("FRAMEGATE_LISTEN")
@@ -89,6 +107,41 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->check(CLI::IsMember({"close", "drop"}));
   app.add_flag("--skip-utf8-validation", skip_utf8, "Do not validate text messages (trusted clients only)")
       ->envname("FRAMEGATE_SKIP_UTF8_VALIDATION");
+  auto* deflate_flag =
+      app.add_flag("--deflate", deflate.enabled, "Accept permessage-deflate (RFC 7692) from clients that offer it")
+          ->envname("FRAMEGATE_DEFLATE");
+  app.add_option("--deflate-threshold", deflate.threshold,
+                 "Messages of fewer bytes are sent uncompressed (RSV1 clear); compressing small ones costs more "
+                 "CPU than it saves")
+      ->envname("FRAMEGATE_DEFLATE_THRESHOLD")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40))
+      ->needs(deflate_flag);
+  app.add_option("--deflate-takeover", takeover,
+                 "Context takeover: none (no zlib state held by any connection), client, server or both "
+                 "(zlib state per connection, bounded by the two options below)")
+      ->envname("FRAMEGATE_DEFLATE_TAKEOVER")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "client", "server", "both"}))
+      ->needs(deflate_flag);
+  app.add_option("--deflate-window-bits", deflate.max_window_bits,
+                 "Largest LZ77 window, in bits (9..15), used to compress, and allowed to clients with client "
+                 "takeover")
+      ->envname("FRAMEGATE_DEFLATE_WINDOW_BITS")
+      ->capture_default_str()
+      ->check(CLI::Range(9, 15))
+      ->needs(deflate_flag);
+  app.add_option("--deflate-level", deflate.tuning.level, "zlib compression level, 1 (fastest) to 9 (smallest)")
+      ->envname("FRAMEGATE_DEFLATE_LEVEL")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 9))
+      ->needs(deflate_flag);
+  app.add_option("--deflate-mem-level", deflate.tuning.mem_level,
+                 "zlib memLevel, 1 to 9: compression memory and speed (per connection with server takeover)")
+      ->envname("FRAMEGATE_DEFLATE_MEM_LEVEL")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 9))
+      ->needs(deflate_flag);
   app.add_option("--link-dir", cfg.link_dir,
                  "Directory of the worker link sockets (link-<thread>.sock); workers connect there")
       ->envname("FRAMEGATE_LINK_DIR")
@@ -168,6 +221,8 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.pong_timeout = seconds_to_ms(pong_timeout);
   cfg.link_ping = seconds_to_ms(link_ping);
   cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;
+  deflate.server_takeover = takeover == "server" || takeover == "both";
+  deflate.client_takeover = takeover == "client" || takeover == "both";
   return cfg;
 }
 

@@ -25,7 +25,8 @@ struct gateway_config {
 
   ws::reader_options reader{};  // max message size, max fragments, UTF-8
   std::size_t max_header_bytes = 8192;
-  http::handshake_options handshake{};
+  http::handshake_options handshake{};  // origins, subprotocols, permessage-deflate
+  [[nodiscard]] const ws::deflate_options& deflate() const noexcept { return handshake.deflate; }
 
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds close_timeout{5000};
@@ -61,6 +62,10 @@ struct gateway_config {
 
   logging_options logging;
 };
+
+// One line for the start-up log: what --deflate* amount to, and the zlib
+// memory each connection may hold with context takeover.
+std::string describe_deflate(const ws::deflate_options& d);
 
 // Parses argv (and the environment). On --help prints usage and exits 0;
 // on a bad option prints one line to stderr and exits 2.

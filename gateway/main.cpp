@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
       if (t.index() == 0) router0 = router.get();
       return router;
     });
+    if (config.deflate().enabled) log->info("{}", fg::gateway::describe_deflate(config.deflate()));
     if (!config.echo) log->info("waiting for workers on {}/link-*.sock", config.link_dir);
     server.start();
     // Declared after the server, so stopped and destroyed before thread 0's
@@ -71,6 +72,13 @@ int main(int argc, char** argv) {
     const auto t = server.totals();
     log->info("stopped: {} connections, {} messages in, {} out, {} handshakes refused, {} protocol errors",
               t.connections_opened, t.messages_in, t.messages_out, t.handshakes_refused, t.protocol_errors);
+    if (config.deflate().enabled)
+      log->info(
+          "permessage-deflate: {} connections, {} messages inflated ({} -> {} bytes), {} compressed ({} -> {} "
+          "bytes), {} sent plain",
+          t.deflate_connections_opened, t.deflate_messages_in, t.deflate_bytes_in_compressed,
+          t.deflate_bytes_in_uncompressed, t.deflate_messages_out, t.deflate_bytes_out_uncompressed,
+          t.deflate_bytes_out_compressed, t.deflate_skipped);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "framegate-gateway: %s\n", e.what());

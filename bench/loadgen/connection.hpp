@@ -5,6 +5,7 @@
 #include <string>
 
 #include "byte_buffer.hpp"
+#include "deflate.hpp"
 
 namespace loadgen {
 
@@ -30,6 +31,7 @@ struct connection {
   byte_buffer in;                 // only a partial frame (or the handshake) waits here
   byte_buffer out;                // frames not yet accepted by the kernel
   byte_buffer fragments;          // a fragmented echo being reassembled (rare)
+  deflate_state deflate;          // --deflate: what this connection agreed to
 };
 
 }  // namespace loadgen

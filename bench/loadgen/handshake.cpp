@@ -37,7 +37,7 @@ bool contains_token(std::string_view list, std::string_view token) {
 }  // namespace
 
 handshake_request make_handshake_request(std::string_view host_port, std::string_view path, std::uint64_t random_a,
-                                         std::uint64_t random_b) {
+                                         std::uint64_t random_b, std::string_view extensions) {
   std::uint8_t nonce[16];
   std::memcpy(nonce, &random_a, 8);
   std::memcpy(nonce + 8, &random_b, 8);
@@ -48,12 +48,14 @@ handshake_request make_handshake_request(std::string_view host_port, std::string
   r.text.reserve(256);
   r.text.append("GET ").append(path).append(" HTTP/1.1\r\nHost: ").append(host_port);
   r.text.append("\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ").append(key);
-  r.text.append("\r\nSec-WebSocket-Version: 13\r\n\r\n");
+  r.text.append("\r\nSec-WebSocket-Version: 13\r\n");
+  if (!extensions.empty()) r.text.append("Sec-WebSocket-Extensions: ").append(extensions).append("\r\n");
+  r.text.append("\r\n");
   return r;
 }
 
 handshake_result check_handshake_response(const char* data, std::size_t len, std::string_view expected_accept,
-                                          std::size_t& header_len, std::string& reason) {
+                                          std::size_t& header_len, std::string& reason, std::string& extensions) {
   const std::string_view all(data, len);
   const auto end = all.find("\r\n\r\n");
   if (end == std::string_view::npos) {
@@ -87,6 +89,8 @@ handshake_result check_handshake_response(const char* data, std::size_t len, std
       connection_ok = contains_token(value, "upgrade");
     else if (iequals(name, "sec-websocket-accept"))
       accept_ok = value == expected_accept;
+    else if (iequals(name, "sec-websocket-extensions"))
+      extensions.assign(value.data(), value.size());
   }
   if (!upgrade_ok)
     reason = "missing Upgrade: websocket";

@@ -12,15 +12,17 @@ struct handshake_request {
   std::string expected_accept;  // what Sec-WebSocket-Accept must say
 };
 
+// `extensions`: a Sec-WebSocket-Extensions offer to send, or empty.
 handshake_request make_handshake_request(std::string_view host_port, std::string_view path, std::uint64_t random_a,
-                                         std::uint64_t random_b);
+                                         std::uint64_t random_b, std::string_view extensions = {});
 
 enum class handshake_result { need_more, accepted, rejected };
 
 // Looks for a complete response header block in data[0..len). On
 // `accepted`, header_len is the number of bytes it took (frames may follow).
-// On `rejected`, reason is set (status line or the missing piece).
+// On `rejected`, reason is set (status line or the missing piece). On
+// `accepted`, extensions holds the Sec-WebSocket-Extensions value (or "").
 handshake_result check_handshake_response(const char* data, std::size_t len, std::string_view expected_accept,
-                                          std::size_t& header_len, std::string& reason);
+                                          std::size_t& header_len, std::string& reason, std::string& extensions);
 
 }  // namespace loadgen

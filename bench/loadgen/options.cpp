@@ -91,6 +91,8 @@ Workload
   --connections N           connections to open (default 1)
   --size BYTES              payload size (default 256; >= 8 to measure latency)
   --opcode binary|text      message type (default binary; payload is ASCII)
+  --payload pattern|json    after the 8-byte stamp: an 'a'..'z' cycle (default)
+                            or JSON records, compressible as real traffic is
   --rate-per-conn-ms MS     rate mode interval per connection (default 10)
   --window W                window mode messages in flight (default 16)
 Rooms mode (--mode rooms; --connections and --size are not used)
@@ -104,6 +106,8 @@ Rooms mode (--mode rooms; --connections and --size are not used)
                             connections that join nothing
   --publish-rate N          publishes per second per publisher (default 10);
                             data {"t":<intended send ns>,"p":<p>,"s":<seq>}
+  --publish-size BYTES      pad each publish's data with a JSON array of
+                            records ("x":[...]) to about BYTES (default 0: none)
   --join-settle S           wait after the joins before publishing (default 1)
   --probe-pid NAME=PID      report that local process's CPU over the window
                             (repeatable)
@@ -119,6 +123,11 @@ Timing (each phase bounded; the run always ends)
   --drain-max S             ... and never longer than S seconds (default 60)
   --connect-rate N          new connections per second (default 5000)
   --connect-timeout S       connect phase limit (default 10 + N/connect-rate)
+Compression
+  --deflate                 offer permessage-deflate (RFC 7692) as browsers do
+                            (client_max_window_bits), inflate what the server
+                            compresses, compress sends (no context takeover)
+  --deflate-threshold BYTES compress sends of at least BYTES (default 1024)
 Network
   --threads N               event-loop threads (default 1)
   --source-ips A,B,...      127.x source addresses to spread connections over
@@ -153,6 +162,10 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
     }
     if (name == "--no-progress") {
       o.progress = false;
+      continue;
+    }
+    if (name == "--deflate") {
+      o.deflate = true;
       continue;
     }
     if (!has_inline_value) {
@@ -190,6 +203,9 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
         o.message_opcode = opcode::text;
       else
         ok = false;
+    } else if (name == "--payload") {
+      ok = value == "pattern" || value == "json";
+      o.json_payload = value == "json";
     } else if (name == "--duration") {
       ok = parse_double(value, o.duration_s) && o.duration_s > 0 && o.duration_s <= 3600;
     } else if (name == "--warmup") {
@@ -235,6 +251,10 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
       o.publishers_join = value == "yes";
     } else if (name == "--publish-rate") {
       ok = parse_double(value, o.publish_rate) && o.publish_rate >= 0.001 && o.publish_rate <= 1'000'000;
+    } else if (name == "--publish-size") {
+      ok = parse_uint(value, o.publish_size) && o.publish_size <= (16u << 20);
+    } else if (name == "--deflate-threshold") {
+      ok = parse_uint(value, o.deflate_threshold);
     } else if (name == "--join-settle") {
       ok = parse_double(value, o.join_settle_s) && o.join_settle_s >= 0 && o.join_settle_s <= 600;
     } else if (name == "--probe-pid") {

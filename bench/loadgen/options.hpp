@@ -23,6 +23,7 @@ struct options {
   std::uint32_t connections = 1;
   std::size_t size = 256;
   opcode message_opcode = opcode::binary;
+  bool json_payload = false;  // --payload json (see payload.hpp)
   double duration_s = 10;
   double warmup_s = 0;
   double drain_s = 5;       // stop waiting for echoes after this long without one
@@ -36,6 +37,11 @@ struct options {
   std::string json_path;
   int server_pid = 0;  // sample this local process's CPU and memory at the window edges
   bool progress = true;
+  // permessage-deflate: offer it as a browser does, compress sends of at
+  // least deflate_threshold bytes (Node ws's client default), inflate what
+  // arrives compressed.
+  bool deflate = false;
+  std::size_t deflate_threshold = 1024;
   // rooms mode (see rooms.hpp)
   std::uint32_t rooms = 1;
   std::uint32_t members = 1000;
@@ -43,6 +49,7 @@ struct options {
   bool publishers_join = true;
   double publish_rate = 10;                             // publishes per second per publisher
   double join_settle_s = 1;                             // after the joins, before the first publish
+  std::size_t publish_size = 0;                         // pad each publish's data with JSON to about this size
   std::vector<std::pair<std::string, int>> probe_pids;  // --probe-pid NAME=PID: CPU over the window
 };
 

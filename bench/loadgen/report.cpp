@@ -84,6 +84,12 @@ void print_summary(std::FILE* out, const run_summary& s) {
       std::fprintf(out, " backlog_at_end=%llu", static_cast<unsigned long long>(t.backlog_at_end));
     }
     std::fprintf(out, "\n");
+    std::fprintf(out, "  wire          %.1f MB/s in, %.1f MB/s out in the measured window",
+                 per_s(t.wire_in_window, s.measured_s) / 1e6, per_s(t.wire_out_window, s.measured_s) / 1e6);
+    if (o.deflate)
+      std::fprintf(out, "; permessage-deflate: %llu messages arrived compressed, %llu sent compressed",
+                   static_cast<unsigned long long>(t.compressed_in), static_cast<unsigned long long>(t.compressed_out));
+    std::fprintf(out, "\n");
   }
   std::fprintf(out,
                "  loadgen cpu   %.2f s (user %.2f + sys %.2f) in the measured window = %.1f%% of one core; "
@@ -155,6 +161,11 @@ bool write_json(const std::string& path, const run_summary& s, std::string& erro
   std::fprintf(f, "  \"sent_total\": %llu,\n  \"received_total\": %llu,\n", u(t.sent), u(t.received));
   std::fprintf(f, "  \"sent_msg_per_s\": %.1f,\n  \"msg_per_s\": %.1f,\n", per_s(t.sent_window, s.measured_s),
                per_s(t.received_window, s.measured_s));
+  std::fprintf(f, "  \"deflate\": %s,\n  \"deflate_threshold\": %zu,\n  \"payload\": \"%s\",\n",
+               o.deflate ? "true" : "false", o.deflate_threshold, o.json_payload ? "json" : "pattern");
+  std::fprintf(f, "  \"compressed_in\": %llu,\n  \"compressed_out\": %llu,\n", u(t.compressed_in), u(t.compressed_out));
+  std::fprintf(f, "  \"wire_bytes_in\": %llu,\n  \"wire_bytes_out\": %llu,\n", u(t.wire_in_window),
+               u(t.wire_out_window));
   std::fprintf(f, "  \"latency_us\": {\"count\": %llu", u(t.latency.count()));
   for (const auto& row : latency_rows) std::fprintf(f, ", \"%s\": %.1f", row.name, us(t.latency.percentile(row.q)));
   std::fprintf(f, ", \"max\": %.1f, \"mean\": %.1f},\n", us(t.latency.max()), t.latency.mean() / 1000.0);

@@ -26,8 +26,10 @@
 #include "byte_buffer.hpp"
 #include "clock.hpp"
 #include "connection.hpp"
+#include "deflate.hpp"
 #include "handshake.hpp"
 #include "histogram.hpp"
+#include "payload.hpp"
 #include "server_probe.hpp"
 #include "ws_codec.hpp"
 
@@ -72,6 +74,10 @@ struct layout {
   std::vector<std::string> delivery_prefix;  // {"room":"r<k>","data":{"t":
   std::vector<std::string> publish_prefix;   // {"op":"publish","room":"r<k>","data":{"t":
   std::vector<std::string> join_text;        // {"op":"join","room":"r<k>"}
+  // After the seq: }}, or with --publish-size ,"x":[...]}} in one of
+  // payload_variants() versions, picked by the seq.
+  std::vector<std::string> data_tails;
+  const std::string& tail_of(std::uint64_t seq) const { return data_tails[seq % data_tails.size()]; }
 
   bool is_member(std::uint32_t i) const { return i < members; }
   bool is_publisher(std::uint32_t i) const { return publishers_join ? i < publishers : i >= members; }
@@ -108,6 +114,7 @@ struct rconn {
   std::string expected_accept;
   byte_buffer in, out;
   std::vector<pub_track> seen;  // by publisher id, sized on the first delivery
+  deflate_state deflate;        // --deflate: what this connection agreed to
 };
 
 struct result {
@@ -120,6 +127,8 @@ struct result {
   // lost for good (a connection is FIFO), unlike the tail still in flight
   // when the drain ended.
   std::uint64_t holes = 0;
+  std::uint64_t wire_in = 0, wire_out = 0;  // socket bytes in the measured window
+  std::uint64_t compressed_in = 0, compressed_out = 0;
   std::string first_error, first_bad_message;
 
   std::uint64_t errors() const {
@@ -144,6 +153,10 @@ struct result {
     server_errors += o.server_errors;
     unexpected += o.unexpected;
     holes += o.holes;
+    wire_in += o.wire_in;
+    wire_out += o.wire_out;
+    compressed_in += o.compressed_in;
+    compressed_out += o.compressed_out;
     if (first_error.empty()) first_error = o.first_error;
     if (first_bad_message.empty()) first_bad_message = o.first_bad_message;
   }
@@ -418,7 +431,8 @@ class rooms_worker {
       fail(c, res_.connect_failed, "connect", err);
       return;
     }
-    const auto req = make_handshake_request(opts_.host_header, opts_.path, splitmix64(rng_), splitmix64(rng_));
+    const auto req = make_handshake_request(opts_.host_header, opts_.path, splitmix64(rng_), splitmix64(rng_),
+                                            opts_.deflate ? deflate_offer : std::string_view{});
     c.expected_accept = req.expected_accept;
     c.state = conn_state::handshaking;
     c.out.append(req.text.data(), req.text.size());
@@ -429,6 +443,7 @@ class rooms_worker {
     while (!c.out.empty()) {
       const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
       if (n > 0) {
+        if (in_window(now_ns())) res_.wire_out += static_cast<std::size_t>(n);
         c.out.consume(static_cast<std::size_t>(n));
       } else if (n < 0 && errno == EINTR) {
         continue;
@@ -462,6 +477,7 @@ class rooms_worker {
       if (n > 0) {
         const auto got = static_cast<std::size_t>(n);
         const std::uint64_t now = now_ns();
+        if (in_window(now)) res_.wire_in += got;
         if (c.state == conn_state::handshaking) {
           c.in.append(scratch_.data(), got);
           on_handshake_bytes(c, now);
@@ -495,12 +511,16 @@ class rooms_worker {
 
   void on_handshake_bytes(rconn& c, std::uint64_t now) {
     std::size_t header_len = 0;
-    std::string reason;
+    std::string reason, extensions;
     const auto r = check_handshake_response(reinterpret_cast<const char*>(c.in.data()), c.in.size(), c.expected_accept,
-                                            header_len, reason);
+                                            header_len, reason, extensions);
     if (r == handshake_result::need_more) return;
     if (r == handshake_result::rejected) {
       fail(c, res_.handshake_rejected, "handshake rejected: " + reason);
+      return;
+    }
+    if (opts_.deflate && !parse_deflate_answer(extensions, c.deflate.agreed, reason)) {
+      fail(c, res_.handshake_rejected, "permessage-deflate answer: " + reason);
       return;
     }
     c.in.consume(header_len);
@@ -530,8 +550,7 @@ class rooms_worker {
     if (!c.member || c.joined) return;
     c.joined = true;
     const std::string& text = lay_.join_text[c.room];
-    append_client_frame(c.out, opcode::text, reinterpret_cast<const std::uint8_t*>(text.data()), text.size(),
-                        static_cast<std::uint32_t>(splitmix64(rng_)));
+    send_text(c, text);
     if (!c.want_write) flush(c);
   }
 
@@ -556,9 +575,8 @@ class rooms_worker {
         append_number(msg, c.pub_id);
         msg.append(",\"s\":");
         append_number(msg, c.next_seq);
-        msg.append("}}");
-        append_client_frame(c.out, opcode::text, reinterpret_cast<const std::uint8_t*>(msg.data()), msg.size(),
-                            static_cast<std::uint32_t>(splitmix64(rng_)));
+        msg.append(lay_.tail_of(c.next_seq));
+        send_text(c, msg);
         ++c.next_seq;
         ++res_.published;
         res_.expected += lay_.room_size[c.room];
@@ -569,12 +587,30 @@ class rooms_worker {
     return next;
   }
 
+  // A text frame from us, compressed (RSV1) when --deflate agreed and it is large enough.
+  void send_text(rconn& c, std::string_view text) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(text.data());
+    const auto mask = static_cast<std::uint32_t>(splitmix64(rng_));
+    if (c.deflate.agreed.enabled && text.size() >= opts_.deflate_threshold) {
+      compressor_.append_frame(c.out, opcode::text, p, text.size(), c.deflate.agreed.client_bits, mask);
+      ++res_.compressed_out;
+    } else {
+      append_client_frame(c.out, opcode::text, p, text.size(), mask);
+    }
+  }
+
+  bool in_window(std::uint64_t now) const {
+    return shared_.stage.load(std::memory_order_acquire) >= 2 && now >= shared_.measure && now < shared_.end;
+  }
+
   std::size_t process_frames(rconn& c, const std::uint8_t* data, std::size_t len, std::uint64_t now) {
     std::size_t pos = 0;
     while (pos < len) {
       frame_header h;
       if (parse_frame_header(data + pos, len - pos, h) == parse_status::need_more) break;
-      if (h.masked || h.rsv != 0 || h.payload_len > max_frame_len) {
+      // RFC 7692 §6: RSV1 only with deflate agreed, on a (whole) text message here.
+      const bool compressed = h.rsv == 0x40 && c.deflate.agreed.enabled && h.op == 0x1;
+      if (h.masked || (h.rsv != 0 && !compressed) || h.payload_len > max_frame_len) {
         fail(c, res_.protocol_error,
              h.masked ? "server sent a masked frame"
              : h.rsv  ? "server set reserved bits"
@@ -584,9 +620,14 @@ class rooms_worker {
       const std::size_t total = h.header_len + static_cast<std::size_t>(h.payload_len);
       if (len - pos < total) break;
       const std::uint8_t* payload = data + pos + h.header_len;
-      const auto plen = static_cast<std::size_t>(h.payload_len);
+      auto plen = static_cast<std::size_t>(h.payload_len);
       pos += total;
       if (h.op == static_cast<std::uint8_t>(opcode::text) && h.fin) {
+        if (compressed) ++res_.compressed_in;
+        if (!open_message(c.deflate, compressed, payload, plen, inflated_, max_frame_len)) {
+          fail(c, res_.protocol_error, "compressed message does not inflate");
+          return pos;
+        }
         on_message(c, payload, plen, now);
       } else if (h.op == static_cast<std::uint8_t>(opcode::ping)) {
         if (c.state == conn_state::open) {
@@ -641,7 +682,7 @@ class rooms_worker {
     const std::uint8_t* const e = p + n;
     std::uint64_t t = 0, pub = 0, seq = 0;
     if (!take_digits(q, e, t) || !take_literal(q, e, ",\"p\":") || !take_digits(q, e, pub) ||
-        !take_literal(q, e, ",\"s\":") || !take_digits(q, e, seq) || !take_literal(q, e, "}}") || q != e ||
+        !take_literal(q, e, ",\"s\":") || !take_digits(q, e, seq) || !take_literal(q, e, lay_.tail_of(seq)) || q != e ||
         seq >= max_tracked_seq) {
       note_bad(res_.malformed, p, n);
       return;
@@ -705,6 +746,8 @@ class rooms_worker {
   bool joins_sent_ = false, end_seen_ = false;
   result res_;
   std::string publish_text_;
+  std::vector<std::uint8_t> inflated_;  // --deflate: the delivery last inflated
+  send_compressor compressor_;
 };
 
 struct cpu_times {
@@ -774,6 +817,14 @@ int run_rooms(const options& opts) {
     lay.delivery_prefix.push_back("{\"room\":\"" + name + "\",\"data\":{\"t\":");
     lay.publish_prefix.push_back("{\"op\":\"publish\",\"room\":\"" + name + "\",\"data\":{\"t\":");
     lay.join_text.push_back("{\"op\":\"join\",\"room\":\"" + name + "\"}");
+  }
+  // --publish-size: a JSON array of records after the sequence number.
+  if (opts.publish_size == 0) lay.data_tails.assign(1, "}}");
+  for (std::size_t v = 0; opts.publish_size > 0 && v < payload_variants(opts.publish_size); ++v) {
+    std::string tail = ",\"x\":[";
+    tail.append(
+        json_records(opts.publish_size - std::min<std::size_t>(opts.publish_size, 64), static_cast<std::uint32_t>(v)));
+    lay.data_tails.push_back(tail.append("]}}"));
   }
   double offered = 0;
   for (std::uint32_t p = 0; p < lay.publishers; ++p) offered += opts.publish_rate * lay.room_size[p % lay.rooms];
@@ -990,6 +1041,16 @@ int run_rooms(const options& opts) {
       static_cast<unsigned long long>(total.misrouted), static_cast<unsigned long long>(total.malformed),
       static_cast<unsigned long long>(total.server_errors), static_cast<unsigned long long>(total.unexpected));
   if (!total.first_bad_message.empty()) std::printf("  first bad     %s\n", total.first_bad_message.c_str());
+  const auto mb_per_s = [&](std::uint64_t bytes) {
+    return window_s > 0 ? static_cast<double>(bytes) / window_s / 1e6 : 0;
+  };
+  std::printf("  wire          %.1f MB/s in, %.1f MB/s out in the window", mb_per_s(total.wire_in),
+              mb_per_s(total.wire_out));
+  if (opts.deflate)
+    std::printf("; permessage-deflate: %llu deliveries arrived compressed, %llu sends compressed",
+                static_cast<unsigned long long>(total.compressed_in),
+                static_cast<unsigned long long>(total.compressed_out));
+  std::printf("\n");
   std::printf("  latency ms    p50=%.3f p90=%.3f p99=%.3f p99.9=%.3f max=%.3f (n=%llu)\n", ms(h.percentile(0.5)),
               ms(h.percentile(0.9)), ms(h.percentile(0.99)), ms(h.percentile(0.999)), ms(h.max()),
               static_cast<unsigned long long>(h.count()));
@@ -1016,9 +1077,15 @@ int run_rooms(const options& opts) {
     std::fprintf(f,
                  "  \"config\": {\"rooms\": %u, \"members\": %u, \"publishers\": %u, \"publishers_join\": %s, "
                  "\"publish_rate\": %g, \"duration_s\": %g, \"warmup_s\": %g, \"join_settle_s\": %g, \"drain_s\": %g, "
-                 "\"drain_max_s\": %g, \"threads\": %u},\n",
+                 "\"drain_max_s\": %g, \"threads\": %u, \"publish_size\": %zu, \"deflate\": %s, "
+                 "\"deflate_threshold\": %zu},\n",
                  lay.rooms, lay.members, lay.publishers, lay.publishers_join ? "true" : "false", opts.publish_rate,
-                 opts.duration_s, opts.warmup_s, opts.join_settle_s, opts.drain_s, opts.drain_max_s, opts.threads);
+                 opts.duration_s, opts.warmup_s, opts.join_settle_s, opts.drain_s, opts.drain_max_s, opts.threads,
+                 opts.publish_size, opts.deflate ? "true" : "false", opts.deflate_threshold);
+    std::fprintf(f,
+                 "  \"wire\": {\"bytes_in\": %llu, \"bytes_out\": %llu, \"compressed_in\": %llu, "
+                 "\"compressed_out\": %llu},\n",
+                 u64(total.wire_in), u64(total.wire_out), u64(total.compressed_in), u64(total.compressed_out));
     std::fprintf(f,
                  "  \"connections\": {\"target\": %u, \"established\": %llu, \"connect_failed\": %llu, "
                  "\"connect_timeout\": %llu, \"handshake_rejected\": %llu, \"closed_by_server\": %llu, "

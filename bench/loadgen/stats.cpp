@@ -12,6 +12,10 @@ void worker_result::merge(const worker_result& o) {
   mismatched_length += o.mismatched_length;
   mismatched_opcode += o.mismatched_opcode;
   mismatched_payload += o.mismatched_payload;
+  wire_in_window += o.wire_in_window;
+  wire_out_window += o.wire_out_window;
+  compressed_in += o.compressed_in;
+  compressed_out += o.compressed_out;
   unexpected_echoes += o.unexpected_echoes;
   unanswered += o.unanswered;
   unanswered_closed += o.unanswered_closed;

@@ -46,6 +46,10 @@ struct worker_result {
   std::uint64_t close_codes_1009 = 0;    // server close codes that hint at limits
   std::uint64_t close_codes_1008 = 0;
   std::uint64_t close_codes_other = 0;
+  std::uint64_t wire_in_window = 0;   // bytes read from the sockets during the measured window
+  std::uint64_t wire_out_window = 0;  // bytes written to them
+  std::uint64_t compressed_in = 0;    // messages that arrived compressed (permessage-deflate), whole run
+  std::uint64_t compressed_out = 0;   // messages sent compressed
   error_counts errors;
   std::string first_error;
   histogram latency;  // ns, messages stamped in the measured window

@@ -47,13 +47,16 @@ worker::worker(const options& opts, std::vector<std::uint32_t> global_indices, s
       progress_(progress),
       times_(shared.times),
       conns_(global_indices.size()),
-      payload_(make_payload_template(opts.size)),
+      payloads_(opts.json_payload ? payload_variants(opts.size) : 1),
       scratch_(scratch_size),
       events_(1024),
       rng_(seed),
       drain_gap_ns_(static_cast<std::uint64_t>(opts.drain_s * 1e9)),
       out_cap_(std::max<std::size_t>(256 * 1024, 2 * client_frame_size(opts.size))) {
   for (std::size_t i = 0; i < conns_.size(); ++i) conns_[i].global_index = global_indices[i];
+  for (std::size_t v = 0; v < payloads_.size(); ++v)
+    payloads_[v] = opts.json_payload ? make_json_payload_template(opts.size, static_cast<std::uint32_t>(v))
+                                     : make_payload_template(opts.size);
   workload_ = make_workload(opts_, times_, *this);
 }
 
@@ -244,7 +247,8 @@ void worker::finish_connect(connection& c) {
     fail(c, result_.errors.connect_failed, "connect", err);
     return;
   }
-  const auto req = make_handshake_request(opts_.host_header, opts_.path, splitmix64(rng_), splitmix64(rng_));
+  const auto req = make_handshake_request(opts_.host_header, opts_.path, splitmix64(rng_), splitmix64(rng_),
+                                          opts_.deflate ? deflate_offer : std::string_view{});
   c.expected_accept = req.expected_accept;
   c.state = conn_state::handshaking;
   c.out.append(req.text.data(), req.text.size());
@@ -256,6 +260,7 @@ void worker::read_ready(connection& c, std::uint64_t now) {
     const ssize_t n = ::recv(c.fd, scratch_.data(), scratch_.size(), 0);
     if (n > 0) {
       const auto got = static_cast<std::size_t>(n);
+      if (in_window()) result_.wire_in_window += got;
       if (c.state == conn_state::handshaking) {
         c.in.append(scratch_.data(), got);
         on_handshake_bytes(c, now);
@@ -298,12 +303,16 @@ void worker::read_ready(connection& c, std::uint64_t now) {
 
 void worker::on_handshake_bytes(connection& c, std::uint64_t now) {
   std::size_t header_len = 0;
-  std::string reason;
+  std::string reason, extensions;
   const auto r = check_handshake_response(reinterpret_cast<const char*>(c.in.data()), c.in.size(), c.expected_accept,
-                                          header_len, reason);
+                                          header_len, reason, extensions);
   if (r == handshake_result::need_more) return;
   if (r == handshake_result::rejected) {
     fail(c, result_.errors.handshake_rejected, "handshake rejected: " + reason);
+    return;
+  }
+  if (opts_.deflate && !parse_deflate_answer(extensions, c.deflate.agreed, reason)) {
+    fail(c, result_.errors.handshake_rejected, "permessage-deflate answer: " + reason);
     return;
   }
   c.in.consume(header_len);
@@ -326,7 +335,9 @@ std::size_t worker::process_frames(connection& c, const std::uint8_t* data, std:
   while (pos < len) {
     frame_header h;
     if (parse_frame_header(data + pos, len - pos, h) == parse_status::need_more) break;
-    if (h.masked || h.rsv != 0 || h.payload_len > max_frame_len) {
+    // RFC 7692 §6: RSV1 only with deflate agreed, on a data message's first frame.
+    const bool compressed = h.rsv == 0x40 && c.deflate.agreed.enabled && (h.op == 0x1 || h.op == 0x2);
+    if (h.masked || (h.rsv != 0 && !compressed) || h.payload_len > max_frame_len) {
       fail(c, result_.errors.protocol_error,
            h.masked ? "server sent a masked frame"
            : h.rsv  ? "server set reserved bits"
@@ -351,7 +362,7 @@ std::size_t worker::process_frames(connection& c, const std::uint8_t* data, std:
       }
       c.fragments.append(payload, plen);
       if (h.fin) {
-        on_data_message(c, c.frag_opcode, c.fragments.data(), c.fragments.size(), now);
+        deliver(c, c.frag_opcode, c.deflate.message_compressed, c.fragments.data(), c.fragments.size(), now);
         c.frag_opcode = 0;
         c.fragments.release();
       }
@@ -361,9 +372,10 @@ std::size_t worker::process_frames(connection& c, const std::uint8_t* data, std:
         return pos;
       }
       if (h.fin) {
-        on_data_message(c, h.op, payload, plen, now);
+        deliver(c, h.op, compressed, payload, plen, now);
       } else {
         c.frag_opcode = h.op;
+        c.deflate.message_compressed = compressed;
         c.fragments.append(payload, plen);
       }
     } else {
@@ -373,6 +385,16 @@ std::size_t worker::process_frames(connection& c, const std::uint8_t* data, std:
     if (c.state == conn_state::closed) return pos;
   }
   return pos;
+}
+
+void worker::deliver(connection& c, std::uint8_t op, bool compressed, const std::uint8_t* p, std::size_t n,
+                     std::uint64_t now) {
+  if (compressed) ++result_.compressed_in;
+  if (!open_message(c.deflate, compressed, p, n, inflated_, max_frame_len)) {
+    fail(c, result_.errors.protocol_error, "compressed message does not inflate");
+    return;
+  }
+  on_data_message(c, op, p, n, now);
 }
 
 void worker::on_data_message(connection& c, std::uint8_t op, const std::uint8_t* p, std::size_t n, std::uint64_t now) {
@@ -391,12 +413,13 @@ void worker::on_data_message(connection& c, std::uint8_t op, const std::uint8_t*
     return;
   }
   if (n < stamp_bytes) {
-    if (n && std::memcmp(p, payload_.data(), n) != 0) ++result_.mismatched_payload;
+    if (n && std::memcmp(p, payloads_[0].data(), n) != 0) ++result_.mismatched_payload;
     return;
   }
   std::uint64_t stamp = 0;
   if (!decode_stamp(p, stamp) || times_.base + stamp > now ||
-      std::memcmp(p + stamp_bytes, payload_.data() + stamp_bytes, n - stamp_bytes) != 0) {
+      std::memcmp(p + stamp_bytes, payloads_[variant_of_stamp(stamp, payloads_.size())].data() + stamp_bytes,
+                  n - stamp_bytes) != 0) {
     ++result_.mismatched_payload;
     return;
   }
@@ -435,8 +458,16 @@ void worker::on_control_frame(connection& c, std::uint8_t op, const std::uint8_t
 bool worker::has_room(const connection& c) const { return c.state == conn_state::open && c.out.size() < out_cap_; }
 
 void worker::queue_message(connection& c, std::uint64_t send_time_ns) {
-  if (opts_.size >= stamp_bytes) encode_stamp(payload_.data(), send_time_ns - times_.base);
-  append_client_frame(c.out, opts_.message_opcode, payload_.data(), opts_.size, next_mask());
+  const std::uint64_t stamp = send_time_ns - times_.base;
+  auto& payload = payloads_[opts_.size >= stamp_bytes ? variant_of_stamp(stamp, payloads_.size()) : 0];
+  if (opts_.size >= stamp_bytes) encode_stamp(payload.data(), stamp);
+  if (c.deflate.agreed.enabled && opts_.size >= opts_.deflate_threshold) {
+    compressor_.append_frame(c.out, opts_.message_opcode, payload.data(), opts_.size, c.deflate.agreed.client_bits,
+                             next_mask());
+    ++result_.compressed_out;
+  } else {
+    append_client_frame(c.out, opts_.message_opcode, payload.data(), opts_.size, next_mask());
+  }
   ++c.outstanding;
   ++result_.sent;
   if (send_time_ns >= times_.measure && send_time_ns < times_.end) {
@@ -450,6 +481,7 @@ void worker::flush(connection& c) {
     const std::size_t want = c.out.size();
     const ssize_t n = ::send(c.fd, c.out.data(), want, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
+      if (in_window()) result_.wire_out_window += static_cast<std::size_t>(n);
       c.out.consume(static_cast<std::size_t>(n));
       // Short write: the socket buffer is full; EPOLLOUT will tell us.
       if (static_cast<std::size_t>(n) < want) c.want_write = true;

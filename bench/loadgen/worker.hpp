@@ -39,9 +39,13 @@ class worker final : private message_sink {
   void read_ready(connection& c, std::uint64_t now);
   void on_handshake_bytes(connection& c, std::uint64_t now);
   std::size_t process_frames(connection& c, const std::uint8_t* data, std::size_t len, std::uint64_t now);
+  // A complete message: inflated first if it came compressed.
+  void deliver(connection& c, std::uint8_t op, bool compressed, const std::uint8_t* p, std::size_t n,
+               std::uint64_t now);
   void on_data_message(connection& c, std::uint8_t op, const std::uint8_t* p, std::size_t n, std::uint64_t now);
   void on_control_frame(connection& c, std::uint8_t op, const std::uint8_t* p, std::size_t n);
   void fail(connection& c, std::uint64_t& counter, std::string_view why, int err = 0);
+  bool in_window() const noexcept { return turn_now_ >= times_.measure && turn_now_ < times_.end; }
   void close_fd(connection& c);
   void begin_load(std::uint64_t now);
   void begin_closing(std::uint64_t now);
@@ -60,8 +64,12 @@ class worker final : private message_sink {
   std::vector<connection> conns_;
   std::unique_ptr<workload> workload_;
   worker_result result_;
-  std::vector<std::uint8_t> payload_;  // template; its first 8 bytes take each stamp
-  std::vector<std::uint8_t> scratch_;  // shared receive buffer
+  // Templates (one, or payload_variants() with --payload json); a
+  // message's first 8 bytes take its stamp, which picks its template.
+  std::vector<std::vector<std::uint8_t>> payloads_;
+  std::vector<std::uint8_t> scratch_;   // shared receive buffer
+  std::vector<std::uint8_t> inflated_;  // --deflate: the message last inflated
+  send_compressor compressor_;
   std::vector<epoll_event> events_;
   std::uint64_t rng_;
   int epfd_ = -1;

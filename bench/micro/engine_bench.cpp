@@ -1,5 +1,7 @@
 // Parse + unmask + UTF-8 validate throughput of the frame engine, next to
-// memcpy of the same bytes (the physical limit of touching them once).
+// memcpy of the same bytes (the physical limit of touching them once), and
+// the cost of permessage-deflate per message (what --deflate-threshold,
+// --deflate-level and --deflate-mem-level trade).
 //
 //   build/bin/framegate-micro-bench --benchmark_counters_tabular=true
 #include <cstring>
@@ -9,6 +11,8 @@
 #include <benchmark/benchmark.h>
 
 #include "common/utf8.hpp"
+#include "gateway/ws/deflater.hpp"
+#include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
 
 namespace {
@@ -94,8 +98,59 @@ void bm_utf8_ascii(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
 }
 
+// JSON of the shape a chat or dashboard sends: similar keys, varying values.
+std::vector<std::uint8_t> json_message(std::size_t size) {
+  std::string s = "[";
+  for (int i = 0; s.size() < size; ++i)
+    s += R"({"id":)" + std::to_string(1000 + i * 7) + R"(,"user":"user)" + std::to_string(i % 13) +
+         R"(","text":"message number )" + std::to_string(i) + R"(","ts":)" + std::to_string(1700000000 + i * 31) + "},";
+  s.resize(size);
+  return {s.begin(), s.end()};
+}
+
+// One message compressed without context takeover (a fresh deflate
+// stream per message, as every send and broadcast of the gateway by
+// default). Arguments: size, level, memLevel.
+void bm_deflate_message(benchmark::State& state) {
+  const auto message = json_message(static_cast<std::size_t>(state.range(0)));
+  ws::deflater d(15, {static_cast<int>(state.range(1)), static_cast<int>(state.range(2))}, false);
+  byte_buffer out;
+  for (auto _ : state) {
+    out.clear();
+    d.compress(message, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * message.size()));
+  state.counters["ratio"] = static_cast<double>(message.size()) / static_cast<double>(out.size());
+  state.counters["msgs/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+// One compressed message inflated with a pooled inflater, reset after it.
+void bm_inflate_message(benchmark::State& state) {
+  const auto message = json_message(static_cast<std::size_t>(state.range(0)));
+  ws::deflater d(15, {}, false);
+  byte_buffer compressed;
+  d.compress(message, compressed);
+  ws::inflater i;
+  byte_buffer out;
+  for (auto _ : state) {
+    out.clear();
+    if (i.inflate(compressed.span(), out, 1 << 30) != ws::error::none ||
+        i.finish_message(out, 1 << 30) != ws::error::none)
+      state.SkipWithError("inflate error");
+    i.reset();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * message.size()));
+  state.counters["msgs/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
+BENCHMARK(bm_deflate_message)
+    ->ArgsProduct({{64, 256, 1024, 4096, 65536}, {1, 6}, {8}})
+    ->ArgsProduct({{256, 1024, 4096, 65536}, {1, 6}, {1, 4, 9}});
+BENCHMARK(bm_inflate_message)->Arg(256)->Arg(1024)->Arg(4096)->Arg(65536);
 BENCHMARK(bm_parse_unmask_validate)->Arg(16)->Arg(256)->Arg(4096)->Arg(65536);
 BENCHMARK(bm_memcpy)->Arg(16)->Arg(256)->Arg(4096)->Arg(65536);
 BENCHMARK(bm_utf8_ascii)->Arg(256)->Arg(65536);

@@ -4,7 +4,9 @@
 //   - the primary accepts TCP connections (pauseOnConnect) and hands each
 //     socket to a worker chosen by a hash of remoteAddress:remotePort
 //     (sticky: one client's connection stays on one process);
-//   - each worker runs `ws` 8 (maxPayload 1 MiB, no compression) on an HTTP
+//   - each worker runs `ws` 8 (maxPayload 1 MiB, no compression; with
+//     --deflate perMessageDeflate on with ws's defaults: each send to each
+//     member compressed on its own, with that connection's context) on an HTTP
 //     server that only upgrades /rooms, and the `redis` 4 client: one
 //     connection for PUBLISH, one for SUBSCRIBE;
 //   - interest-based subscriptions: a worker subscribes channel
@@ -18,7 +20,7 @@
 //   V is re-serialized with JSON.stringify (byte-exact for the benchmark's
 //   payload, not for every JSON text: the usual Node way).
 // Usage: node node-cluster-rooms.js [--port 0] [--host 127.0.0.1] [--workers 2]
-//          [--redis redis://127.0.0.1:6379] [--channel-prefix nodebench:]
+//          [--redis redis://127.0.0.1:6379] [--channel-prefix nodebench:] [--deflate]
 // Prints "listening on HOST:PORT" on stdout once every worker is ready.
 'use strict';
 
@@ -36,6 +38,7 @@ const host = arg('host', '127.0.0.1');
 const workers = Number(arg('workers', 2));
 const redisUrl = arg('redis', process.env.NODE_ROOMS_REDIS ?? 'redis://127.0.0.1:6379');
 const prefix = arg('channel-prefix', 'nodebench:');
+const deflate = process.argv.includes('--deflate');  // cluster workers see the same argv
 
 // FNV-1a over "address:port": cheap and evenly spread.
 function hash(s) {
@@ -125,7 +128,7 @@ if (cluster.isPrimary) {
       sub.unsubscribe(prefix + 'room:' + room).catch((e) => console.error(`unsubscribe: ${e.message}`));
     }
 
-    const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
+    const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: deflate });
     const server = http.createServer((req, res) => res.writeHead(404).end());
     server.on('upgrade', (req, socket, head) => {
       if (req.url !== '/rooms') {

@@ -8,6 +8,8 @@
 #include <boost/beast/core/detail/sha1.hpp>
 #include <boost/beast/http/status.hpp>
 
+#include "gateway/ws/deflate_negotiation.hpp"
+
 namespace fg::http {
 
 namespace beast = boost::beast;
@@ -126,6 +128,22 @@ handshake_verdict evaluate_handshake(const beast::http::request_header<>& req, c
     }
   }
 
+  // The extension header is only read when an extension is enabled, so a
+  // gateway without --deflate answers exactly as before.
+  if (opt.deflate.enabled) {
+    std::vector<std::string_view> offers;
+    auto range = req.equal_range(field::sec_websocket_extensions);
+    for (auto it = range.first; it != range.second; ++it) offers.emplace_back(it->value().data(), it->value().size());
+    auto n = ws::negotiate_deflate(offers, opt.deflate);
+    // RFC 6455 §4.2.1 / §9.1: a header outside the grammar is a malformed handshake.
+    if (n.status == ws::negotiation_status::malformed_header)
+      return refuse(400, "malformed Sec-WebSocket-Extensions header");
+    if (n.status == ws::negotiation_status::accepted) {
+      v.deflate = n.agreement.params;
+      v.extensions = std::move(n.agreement.response);
+    }
+  }
+
   v.accept_key = make_accept_key(trim({key->value().data(), key->value().size()}));
   return v;
 }
@@ -138,6 +156,10 @@ std::string accept_response(const handshake_verdict& v) {
   if (!v.subprotocol.empty()) {
     out += "\r\nSec-WebSocket-Protocol: ";
     out += v.subprotocol;
+  }
+  if (!v.extensions.empty()) {
+    out += "\r\nSec-WebSocket-Extensions: ";
+    out += v.extensions;
   }
   out += "\r\n\r\n";
   return out;

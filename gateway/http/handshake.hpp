@@ -9,18 +9,23 @@
 
 #include <boost/beast/http/message.hpp>
 
+#include "gateway/ws/deflate_options.hpp"
+
 namespace fg::http {
 
 struct handshake_options {
   std::vector<std::string> allowed_origins;  // empty: any Origin
   std::vector<std::string> subprotocols;     // supported, e.g. {"chat", "superchat"}
+  ws::deflate_options deflate{};             // permessage-deflate (RFC 7692), off by default
 };
 
 struct handshake_verdict {
-  unsigned status = 101;    // 101 accepts; anything else refuses
-  std::string_view reason;  // one line, for refusals
-  std::string accept_key;   // Sec-WebSocket-Accept, when accepted
-  std::string subprotocol;  // selected subprotocol, may be empty
+  unsigned status = 101;         // 101 accepts; anything else refuses
+  std::string_view reason;       // one line, for refusals
+  std::string accept_key;        // Sec-WebSocket-Accept, when accepted
+  std::string subprotocol;       // selected subprotocol, may be empty
+  ws::deflate_params deflate{};  // negotiated permessage-deflate, if enabled
+  std::string extensions;        // Sec-WebSocket-Extensions of the response, may be empty
   [[nodiscard]] bool accepted() const noexcept { return status == 101; }
 };
 

@@ -35,6 +35,15 @@ void thread_counters::add(const thread_counters& o) {
   overflow_closes += o.overflow_closes;
   pings_sent += o.pings_sent;
   pong_timeouts += o.pong_timeouts;
+  deflate_connections_opened += o.deflate_connections_opened;
+  deflate_connections_closed += o.deflate_connections_closed;
+  deflate_messages_in += o.deflate_messages_in;
+  deflate_messages_out += o.deflate_messages_out;
+  deflate_bytes_in_compressed += o.deflate_bytes_in_compressed;
+  deflate_bytes_in_uncompressed += o.deflate_bytes_in_uncompressed;
+  deflate_bytes_out_uncompressed += o.deflate_bytes_out_uncompressed;
+  deflate_bytes_out_compressed += o.deflate_bytes_out_compressed;
+  deflate_skipped += o.deflate_skipped;
   message_size.merge(o.message_size);
   frames_per_read.merge(o.frames_per_read);
 }

@@ -63,6 +63,16 @@ struct thread_counters {
   std::uint64_t overflow_closes = 0;   // --send-queue-policy close (1008)
   std::uint64_t pings_sent = 0;
   std::uint64_t pong_timeouts = 0;
+  // permessage-deflate (RFC 7692). A broadcast compressed once counts once.
+  std::uint64_t deflate_connections_opened = 0;  // negotiated; minus closed: the open ones
+  std::uint64_t deflate_connections_closed = 0;
+  std::uint64_t deflate_messages_in = 0;             // inflated
+  std::uint64_t deflate_messages_out = 0;            // compressed
+  std::uint64_t deflate_bytes_in_compressed = 0;     // payload bytes on the wire of the messages inflated
+  std::uint64_t deflate_bytes_in_uncompressed = 0;   // ... and once inflated
+  std::uint64_t deflate_bytes_out_uncompressed = 0;  // payload bytes of the messages compressed
+  std::uint64_t deflate_bytes_out_compressed = 0;    // ... and on the wire
+  std::uint64_t deflate_skipped = 0;  // to deflate connections uncompressed: below the threshold, or incompressible
   metrics::histogram message_size{metrics::buckets::size_bytes};
   metrics::histogram frames_per_read{metrics::buckets::count};
 

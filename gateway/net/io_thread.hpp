@@ -20,6 +20,7 @@
 #include "common/byte_buffer.hpp"
 #include "gateway/config.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
+#include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/session.hpp"
 
@@ -54,6 +55,8 @@ class io_thread {
   [[nodiscard]] thread_snapshot snapshot() const;
   [[nodiscard]] unsigned index() const noexcept { return index_; }
   [[nodiscard]] message_sink& sink() noexcept { return *sink_; }
+  // permessage-deflate compression of this thread's sends.
+  [[nodiscard]] message_compressor& compressor() noexcept { return compressor_; }
 
   // Takes an acceptor bound to the listen address (SO_REUSEPORT) and starts
   // the loop's thread.
@@ -111,6 +114,7 @@ class io_thread {
   bool shutting_down_ = false;
   std::uint32_t shutdown_deadline_ms_ = 0;
   thread_counters counters_;
+  message_compressor compressor_;
 };
 
 }  // namespace fg::gateway

@@ -15,7 +15,9 @@
 #include "common/logging.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/static_files.hpp"
+#include "gateway/net/broadcast_frames.hpp"
 #include "gateway/net/io_thread.hpp"
+#include "gateway/ws/deflater.hpp"
 #include "gateway/ws/frame_writer.hpp"
 
 namespace fg::gateway {
@@ -111,6 +113,9 @@ void session::on_handshake(error_code ec) {
   const auto rest = handshake_->buffer.data();
   std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
   if (!pipelined.empty()) std::memcpy(pipelined.data(), rest.data(), pipelined.size());
+  deflate_ = verdict.deflate;
+  reader_.enable_deflate(deflate_);  // before the pipelined frames are read
+  if (deflate_.enabled) ++home_.counters().deflate_connections_opened;
   accept(http::accept_response(verdict), std::move(info), pipelined);
 }
 
@@ -244,6 +249,11 @@ void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
   ++c.messages_received[data_index(op)];
   c.payload_received[data_index(op)] += payload.size();
   c.message_size.observe(payload.size());
+  if (reader_.compressed()) {
+    ++c.deflate_messages_in;
+    c.deflate_bytes_in_compressed += reader_.wire_size();
+    c.deflate_bytes_in_uncompressed += payload.size();
+  }
   home_.sink().on_message(*this, op, payload);
 }
 
@@ -270,13 +280,25 @@ void session::on_close(std::uint16_t code, std::string_view) {
 void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
   if (phase_ != phase::open && phase_ != phase::failing) return;
   count_sent(op, payload.size());
-  send_frame(op, payload, false);
+  if (!deflate_.enabled) return send_frame(op, payload, false);
+  // Room is judged on the uncompressed size, before compressing: with
+  // context takeover a message once compressed must also be sent.
+  if (!make_room(ws::frame_header_size(payload.size()) + payload.size())) return;
+  if (const auto packed = home_.compressor().compress(payload, deflate_, deflater_))
+    return send_frame(op, *packed, true, true);
+  send_frame(op, payload, true);
 }
 
 void session::send_framed(std::span<const std::uint8_t> frame, ws::opcode op, std::size_t payload_size) {
   if ((phase_ != phase::open && phase_ != phase::failing) || !make_room(frame.size())) return;
   count_sent(op, payload_size);
   home_.cork_for(*this).append(frame);
+}
+
+void session::send_shared(broadcast_frames& frames) {
+  if (phase_ != phase::open && phase_ != phase::failing) return;
+  if (deflate_.server_takeover) return send(frames.op(), frames.payload());
+  send_framed(frames.frame_for(deflate_), frames.op(), frames.payload().size());
 }
 
 void session::count_sent(ws::opcode op, std::size_t payload_size) {
@@ -301,13 +323,14 @@ bool session::make_room(std::size_t frame_size) {
   return false;
 }
 
-void session::send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit) {
+void session::send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit,
+                         bool compressed) {
   if (phase_ == phase::draining || phase_ == phase::closed) return;
   const std::size_t frame_size = ws::frame_header_size(payload.size()) + payload.size();
   if (!exempt_from_limit && !make_room(frame_size)) return;
   auto& out = home_.cork_for(*this);
   std::uint8_t* p = out.prepare(frame_size);
-  const std::size_t h = ws::write_frame_header(p, op, payload.size());
+  const std::size_t h = ws::write_frame_header(p, op, payload.size(), true, compressed);
   if (!payload.empty()) std::memcpy(p + h, payload.data(), payload.size());
   out.commit(frame_size);
 }
@@ -448,6 +471,8 @@ void session::complete_failure() {
 void session::leave_open(std::uint16_t code, close_origin origin) {
   phase_ = phase::closing;
   ++home_.counters().closed_by_code[close_code_group::of(code)];
+  if (deflate_.enabled) ++home_.counters().deflate_connections_closed;
+  deflater_.reset();  // nothing is compressed once closing
   home_.sink().on_close(*this, code, origin);
   resume_reading();  // a close handshake needs the peer's close frame
 }

@@ -23,11 +23,17 @@
 
 #include "common/byte_buffer.hpp"
 #include "gateway/net/message_sink.hpp"
+#include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/message_reader.hpp"
+
+namespace fg::ws {
+class deflater;
+}
 
 namespace fg::gateway {
 
 class io_thread;
+class broadcast_frames;
 struct handshake_state;
 
 using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
@@ -41,13 +47,17 @@ class session : public std::enable_shared_from_this<session> {
 
   void start();
 
-  // Queues one unfragmented message. Dropped silently once closing; subject
-  // to the send-queue policy when the client does not keep up.
+  // Queues one unfragmented message, compressed if permessage-deflate was
+  // negotiated and it is large enough. Dropped silently once closing;
+  // subject to the send-queue policy when the client does not keep up.
   void send(ws::opcode op, std::span<const std::uint8_t> payload);
-  // Queues a frame that is already framed (a broadcast framed once for all
-  // its recipients) carrying a message of `op` with `payload_size` bytes.
-  // Same policy as send().
+  // Queues a frame that is already framed carrying a message of `op` with
+  // `payload_size` bytes (before compression). Same policy as send().
   void send_framed(std::span<const std::uint8_t> frame, ws::opcode op, std::size_t payload_size);
+  // Queues a broadcast: the frame its parameters share with other
+  // recipients (framed or compressed once for all), or, with server context
+  // takeover, the message compressed with this connection's own context.
+  void send_shared(broadcast_frames& frames);
 
   // Starts the close handshake: sends a close frame, waits (bounded) for
   // the client's, then closes TCP.
@@ -109,7 +119,8 @@ class session : public std::enable_shared_from_this<session> {
   void write_backlog();
   void append_backlog(std::span<const std::uint8_t> bytes);
 
-  void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit);
+  void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit,
+                  bool compressed = false);
   bool make_room(std::size_t frame_size);  // applies the send-queue policy
   void count_sent(ws::opcode op, std::size_t payload_size);
   request_info make_request_info() const;
@@ -125,7 +136,9 @@ class session : public std::enable_shared_from_this<session> {
   tcp_socket socket_;
   std::unique_ptr<handshake_state> handshake_;
   ws::message_reader reader_;
-  byte_buffer backlog_;  // bytes the socket did not take yet
+  ws::deflate_params deflate_{};            // as negotiated in the handshake
+  std::unique_ptr<ws::deflater> deflater_;  // server context takeover only, from the first compressed send
+  byte_buffer backlog_;                     // bytes the socket did not take yet
   std::size_t backlog_head_ = 0;
   std::uint64_t id_;
   std::uint32_t last_rx_ms_ = 0;

@@ -1,7 +1,6 @@
 #include "gateway/routing/worker_router.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 
 #include <unistd.h>
@@ -10,7 +9,6 @@
 #include "common/hashing.hpp"
 #include "common/logging.hpp"
 #include "gateway/net/session.hpp"
-#include "gateway/ws/frame_writer.hpp"
 
 namespace fg::gateway {
 
@@ -43,6 +41,7 @@ std::uint64_t steady_ns() {
 worker_router::worker_router(io_thread& home)
     : home_(home),
       sticky_(parse_sticky_key_spec(home.config().sticky_key)),
+      frames_(home.compressor()),
       ping_timer_(home.context().get_executor()) {
   socket_path_ = home.config().link_dir + "/link-" + std::to_string(home.index()) + ".sock";
   ::unlink(socket_path_.c_str());
@@ -318,18 +317,14 @@ void worker_router::on_envelope(worker_link& link, const pb::Envelope& e) {
 }
 
 void worker_router::deliver(const pb::Send& send) {
-  // Framed once; the same bytes are queued for every recipient.
+  // Framed once per parameter set among the recipients (plain, compressed
+  // per window size), the same bytes queued for every recipient of a set.
   const auto& payload = send.payload();
-  frame_.clear();
-  std::uint8_t* p = frame_.prepare(ws::max_frame_header_size + payload.size());
-  const std::size_t h =
-      ws::write_frame_header(p, send.binary() ? ws::opcode::binary : ws::opcode::text, payload.size());
-  std::memcpy(p + h, payload.data(), payload.size());
-  frame_.commit(h + payload.size());
   const auto op = send.binary() ? ws::opcode::binary : ws::opcode::text;
+  frames_.reset(op, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
   counters_.broadcast_recipients.observe(static_cast<std::uint64_t>(send.conn_ids_size()));
   for (const std::uint64_t id : send.conn_ids()) {
-    if (auto it = routes_.find(id); it != routes_.end()) it->second->s->send_framed(frame_.span(), op, payload.size());
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->s->send_shared(frames_);
   }
 }
 

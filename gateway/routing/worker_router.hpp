@@ -19,6 +19,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "common/byte_buffer.hpp"
+#include "gateway/net/broadcast_frames.hpp"
 #include "gateway/net/io_thread.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/routing/room_hub.hpp"
@@ -105,7 +106,7 @@ class worker_router final : public message_sink {
   std::vector<std::shared_ptr<worker_link>> links_;  // all links, registered or not
   std::unordered_map<std::uint64_t, std::unique_ptr<route>> routes_;
   std::unique_ptr<room_hub> hub_;  // thread 0 only
-  byte_buffer frame_;              // a broadcast, framed once
+  broadcast_frames frames_;        // a Send, framed once per parameter set of its recipients
   std::vector<worker_link*> credit_returned_;
   routing_counters counters_;
   std::unordered_map<std::string, worker_tally> tallies_;

@@ -40,17 +40,19 @@ error frame_parser::on_header(const std::uint8_t* h, std::size_t header_size, co
   if (is_control(op)) {
     if (!fin) return error::control_frame_fragmented;
     if (length > 125) return error::control_frame_too_long;
-    if (rsv1) return error::reserved_bits;  // RFC 7692 §6: never on control frames
+    if (rsv1) return error::compressed_control_frame;  // RFC 7692 §6: never on control frames
   } else if (op == opcode::continuation) {
     if (!in_message_) return error::continuation_without_start;
-    if (rsv1) return error::reserved_bits;  // RFC 7692 §6.1: RSV1 only on the first frame
+    if (rsv1) return error::compressed_continuation;  // RFC 7692 §6: RSV1 only on the first frame
     if (++fragments_ > lim.max_fragments) return error::too_many_fragments;
-    if (length > lim.max_message_size - message_size_) return error::message_too_big;
+    const std::uint64_t limit = compressed_ ? lim.compressed_limit() : lim.max_message_size;
+    if (length > limit - message_size_) return error::message_too_big;
     message_size_ += length;
     in_message_ = !fin;
   } else {
     if (in_message_) return error::data_frame_in_fragmented;
-    if (length > lim.max_message_size) return error::message_too_big;
+    compressed_ = rsv1;
+    if (length > (rsv1 ? lim.compressed_limit() : lim.max_message_size)) return error::message_too_big;
     message_size_ = length;
     fragments_ = 1;
     in_message_ = !fin;

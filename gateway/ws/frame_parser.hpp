@@ -36,6 +36,12 @@ struct parser_limits {
   std::uint64_t max_message_size = 1024 * 1024;
   std::uint32_t max_fragments = 65536;
   bool allow_rsv1 = false;  // set when permessage-deflate is negotiated
+  // Payload bytes on the wire of a message with RSV1 (compressed), where the
+  // limit that matters is checked on the inflated size; 0: max_message_size.
+  std::uint64_t max_compressed_size = 0;
+  [[nodiscard]] std::uint64_t compressed_limit() const noexcept {
+    return max_compressed_size != 0 ? max_compressed_size : max_message_size;
+  }
 };
 
 class frame_parser {
@@ -47,6 +53,8 @@ class frame_parser {
 
   // True between the first and the last frame of a fragmented data message.
   [[nodiscard]] bool in_message() const noexcept { return in_message_; }
+  // Payload bytes on the wire of the data message being read (or just ended).
+  [[nodiscard]] std::uint64_t message_size() const noexcept { return message_size_; }
   [[nodiscard]] bool mid_frame() const noexcept { return in_payload_ || header_len_ != 0; }
   [[nodiscard]] error failed() const noexcept { return failed_; }
 
@@ -71,6 +79,7 @@ class frame_parser {
   std::uint8_t header_len_ = 0;  // bytes held in header_ while a header is split
   bool in_payload_ = false;
   bool in_message_ = false;
+  bool compressed_ = false;  // the open data message has RSV1 (permessage-deflate)
   error failed_ = error::none;
   std::uint8_t header_[14]{};
 };

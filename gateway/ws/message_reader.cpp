@@ -1,6 +1,33 @@
 #include "gateway/ws/message_reader.hpp"
 
+#include <limits>
+
+#include "gateway/ws/inflater.hpp"
+
 namespace fg::ws {
+
+message_reader::message_reader() = default;
+
+message_reader::~message_reader() { release_buffers(); }
+
+// RFC 7692 §7.2.1: compressing incompressible data makes it larger: by
+// 0.03% with zlib's defaults, 4% at memLevel 1 or with a window smaller than
+// zlib's block buffer (no stored blocks then), 5.5% with fixed Huffman codes
+// only. The limit is about the inflated size, checked as it is produced, and
+// compressed bytes are not kept, so a compressed message may take 1/16 more
+// on the wire: a client compressing a random message of the largest allowed
+// size is not refused for it.
+std::uint64_t message_reader::compressed_wire_limit(std::uint64_t max_message_size) noexcept {
+  const std::uint64_t slack = max_message_size / 16 + 64;
+  constexpr std::uint64_t top = std::numeric_limits<std::uint64_t>::max();
+  return max_message_size > top - slack ? top : max_message_size + slack;
+}
+
+void message_reader::enable_deflate(const deflate_params& p) noexcept {
+  deflate_ = p.enabled;
+  client_takeover_ = p.client_takeover;
+  client_window_bits_ = p.client_window_bits;
+}
 
 error message_reader::begin(const frame_header& f, const reader_options&) {
   frame_op_ = f.op;
@@ -8,9 +35,34 @@ error message_reader::begin(const frame_header& f, const reader_options&) {
   ++frames_seen_;
   if (f.op == opcode::text || f.op == opcode::binary) {
     message_op_ = f.op;
+    compressed_ = deflate_ && f.rsv1;  // RFC 7692 §6: RSV1 on the first frame marks a compressed message
     utf8_.reset();
   }
   return error::none;
+}
+
+error message_reader::inflate_piece(std::span<const std::uint8_t> chunk, bool message_done, const reader_options& opt) {
+  if (!inflater_)
+    inflater_ =
+        client_takeover_ ? std::make_unique<inflater>(client_window_bits_) : inflater_pool::this_thread().acquire();
+  if (message_.capacity() == 0) message_ = buffer_pool::this_thread().acquire();
+  const std::size_t before = message_.size();
+  // The inflated size counts against the limit as it is produced (a zip bomb ends here).
+  const std::uint64_t limit = opt.limits.max_message_size;
+  error e = inflater_->inflate(chunk, message_, limit);
+  if (e == error::none && message_done) e = inflater_->finish_message(message_, limit);
+  const bool text = message_op_ == opcode::text && opt.validate_utf8;
+  // What was produced is checked before the stream's own verdict, so a
+  // message fails the same way wherever its bytes were cut into reads.
+  if (text && !utf8_.feed(message_.data() + before, message_.size() - before)) return error::invalid_utf8;
+  if (e != error::none) return e;
+  if (text && message_done && !utf8_.complete()) return error::invalid_utf8;
+  return error::none;
+}
+
+void message_reader::end_compressed_message() noexcept {
+  buffer_pool::this_thread().release(std::move(message_));
+  if (!client_takeover_) inflater_pool::this_thread().release(std::move(inflater_));
 }
 
 error message_reader::parse_close(std::span<const std::uint8_t> payload, std::uint16_t& code,
@@ -31,6 +83,9 @@ error message_reader::parse_close(std::span<const std::uint8_t> payload, std::ui
 void message_reader::release_buffers() noexcept {
   if (message_.capacity() != 0) buffer_pool::this_thread().release(std::move(message_));
   if (control_.capacity() != 0) buffer_pool::this_thread().release(std::move(control_));
+  // A pooled inflater goes back reset; a connection's own one is freed.
+  if (inflater_ && !client_takeover_) inflater_pool::this_thread().release(std::move(inflater_));
+  inflater_.reset();
 }
 
 }  // namespace fg::ws

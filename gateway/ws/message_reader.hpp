@@ -7,6 +7,13 @@
 // no buffer. Text is validated as it arrives, across fragments and reads,
 // and fails at the first impossible byte.
 //
+// With permessage-deflate negotiated (RFC 7692), a message whose first
+// frame has RSV1 set is inflated as its frames arrive, into the same pooled
+// buffer, with the inflated size checked against the limit as it grows and
+// the inflated text validated; uncompressed messages take the same zero-copy
+// path as without the extension. Without client context takeover the
+// inflater is borrowed from the thread's pool for one message only.
+//
 // MessageHandler contract:
 //   void on_message(opcode op, std::span<std::uint8_t> payload);  // text or binary
 //   void on_ping(std::span<std::uint8_t> payload);
@@ -15,14 +22,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
 #include "common/buffer_pool.hpp"
 #include "common/utf8.hpp"
+#include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/frame_parser.hpp"
 
 namespace fg::ws {
+
+class inflater;
 
 struct reader_options {
   parser_limits limits{};
@@ -31,17 +42,33 @@ struct reader_options {
 
 class message_reader {
  public:
-  message_reader() = default;
+  message_reader();
   message_reader(const message_reader&) = delete;
   message_reader& operator=(const message_reader&) = delete;
-  ~message_reader() { release_buffers(); }
+  ~message_reader();
+
+  // The connection negotiated permessage-deflate (before the first feed).
+  void enable_deflate(const deflate_params& p) noexcept;
 
   // Feeds bytes just read; returns the first protocol error, if any.
   template <class MessageHandler>
   error feed(std::span<std::uint8_t> in, const reader_options& opt, MessageHandler& h) {
     adapter<MessageHandler> a{*this, opt, h};
-    return parser_.feed(in, opt.limits, a);
+    if (!deflate_) return parser_.feed(in, opt.limits, a);
+    parser_limits lim = opt.limits;
+    lim.allow_rsv1 = true;  // RFC 7692 §6: RSV1 marks a compressed message
+    lim.max_compressed_size = compressed_wire_limit(lim.max_message_size);
+    return parser_.feed(in, lim, a);
   }
+
+  // How many bytes a compressed message may take on the wire: a little more
+  // than the limit on its inflated size (see .cpp).
+  static std::uint64_t compressed_wire_limit(std::uint64_t max_message_size) noexcept;
+
+  // During on_message: whether the message came compressed, and its
+  // payload size on the wire.
+  [[nodiscard]] bool compressed() const noexcept { return compressed_; }
+  [[nodiscard]] std::uint64_t wire_size() const noexcept { return parser_.message_size(); }
 
   // True while no partial message or frame is held (nothing borrowed).
   [[nodiscard]] bool idle() const noexcept { return !parser_.mid_frame() && !parser_.in_message(); }
@@ -73,6 +100,10 @@ class message_reader {
 
   static error parse_close(std::span<const std::uint8_t> payload, std::uint16_t& code, std::string_view& reason);
 
+  // A piece of a compressed message, inflated into message_.
+  error inflate_piece(std::span<const std::uint8_t> chunk, bool message_done, const reader_options& opt);
+  void end_compressed_message() noexcept;
+
   frame_parser parser_;
   byte_buffer message_;  // borrowed while a message spans frames or reads
   byte_buffer control_;  // borrowed while a control frame spans reads
@@ -80,6 +111,11 @@ class message_reader {
   opcode message_op_ = opcode::text;
   opcode frame_op_ = opcode::text;
   bool frame_started_ = false;  // this frame has already delivered part of its payload
+  bool deflate_ = false;        // permessage-deflate negotiated
+  bool client_takeover_ = false;
+  std::uint8_t client_window_bits_ = 15;
+  bool compressed_ = false;             // the open message came with RSV1
+  std::unique_ptr<inflater> inflater_;  // while a compressed message is read; for good with client takeover
   std::uint64_t frames_seen_ = 0;
 };
 
@@ -99,10 +135,18 @@ error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const
     return e;
   }
 
+  const bool message_done = frame_done && !parser_.in_message();
+  if (compressed_) {
+    if (error e = inflate_piece(chunk, message_done, opt); e != error::none) return e;
+    if (message_done) {
+      h.on_message(message_op_, message_.span());
+      end_compressed_message();
+    }
+    return error::none;
+  }
   if (message_op_ == opcode::text && opt.validate_utf8) {
     if (!utf8_.feed(chunk.data(), chunk.size())) return error::invalid_utf8;
   }
-  const bool message_done = frame_done && !parser_.in_message();
   const bool single_piece = message_done && first_piece && message_.capacity() == 0;
   if (message_done && message_op_ == opcode::text && opt.validate_utf8 && !utf8_.complete())
     return error::invalid_utf8;  // a sequence left open at the end of the message

@@ -19,6 +19,9 @@ std::string_view to_string(error e) noexcept {
     case error::invalid_close_payload: return "invalid_close_payload";
     case error::invalid_close_code: return "invalid_close_code";
     case error::invalid_close_reason: return "invalid_close_reason";
+    case error::compressed_control_frame: return "compressed_control_frame";
+    case error::compressed_continuation: return "compressed_continuation";
+    case error::invalid_deflate_data: return "invalid_deflate_data";
   }
   return "unknown";
 }

@@ -50,16 +50,22 @@ enum class error : std::uint8_t {
   invalid_close_payload,       // §5.5.1: close payload of exactly 1 byte
   invalid_close_code,          // §7.4: code not allowed on the wire
   invalid_close_reason,        // §5.5.1: close reason not valid UTF-8
+  compressed_control_frame,    // RFC 7692 §6: RSV1 on a control frame (deflate negotiated)
+  compressed_continuation,     // RFC 7692 §6: RSV1 on a frame other than a message's first
+  invalid_deflate_data,        // RFC 7692 §6.2: a compressed payload that does not inflate
 };
 
-inline constexpr int error_kinds = static_cast<int>(error::invalid_close_reason) + 1;
+inline constexpr int error_kinds = static_cast<int>(error::invalid_deflate_data) + 1;
 
 // The one table from errors to close codes.
 constexpr std::uint16_t close_code_for(error e) noexcept {
   switch (e) {
     case error::none: return close_code::normal;
     case error::invalid_utf8:
-    case error::invalid_close_reason: return close_code::invalid_payload;
+    case error::invalid_close_reason:
+    // Data inconsistent with the message's type, like invalid UTF-8 (§7.4.1);
+    // Node ws closes with 1007 on broken compressed data too.
+    case error::invalid_deflate_data: return close_code::invalid_payload;
     case error::message_too_big:
     case error::too_many_fragments: return close_code::message_too_big;
     default: return close_code::protocol_error;

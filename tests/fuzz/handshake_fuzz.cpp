@@ -1,19 +1,50 @@
 // Fuzzes the opening handshake from raw bytes: Beast parses the request
 // header (with a header size limit, as the server does), then the verdict
-// and the response built from it must be well-formed. Never crash.
+// and the response built from it must be well-formed. Never crash. With
+// permessage-deflate on, an accepted extension must be answered with a
+// header that parses back, within the configured window, and that would
+// itself be a valid offer (the negotiation's own grammar).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
 #include "gateway/http/handshake.hpp"
+#include "gateway/ws/deflate_negotiation.hpp"
 
 namespace {
 void check(bool ok) {
   if (!ok) std::abort();
+}
+
+fg::http::handshake_options with_deflate() {
+  fg::http::handshake_options o;
+  o.deflate.enabled = true;
+  o.deflate.server_takeover = o.deflate.client_takeover = true;
+  o.deflate.max_window_bits = 10;
+  return o;
+}
+
+void check_extension(const fg::http::handshake_verdict& v, const fg::http::handshake_options& opt) {
+  if (!v.deflate.enabled) {
+    check(v.extensions.empty());
+    return;
+  }
+  check(opt.deflate.enabled);
+  std::vector<fg::ws::extension_offer> parsed;
+  check(fg::ws::parse_extensions(v.extensions, parsed));
+  check(parsed.size() == 1 && parsed[0].name == "permessage-deflate");
+  fg::ws::deflate_offer as_offer;
+  check(fg::ws::parse_deflate_offer(parsed[0].params, as_offer) == fg::ws::offer_error::none);
+  check(v.deflate.server_window_bits >= 8 && v.deflate.server_window_bits <= opt.deflate.max_window_bits);
+  check(v.deflate.client_window_bits >= 8 && v.deflate.client_window_bits <= 15);
+  if (v.deflate.client_takeover) check(v.deflate.client_window_bits <= opt.deflate.max_window_bits);
+  check(fg::http::accept_response(v).find("\r\nSec-WebSocket-Extensions: " + v.extensions + "\r\n") !=
+        std::string::npos);
 }
 }  // namespace
 
@@ -29,9 +60,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const fg::http::handshake_options plain{};
   static const fg::http::handshake_options strict{{"https://app.example", "http://localhost:8080"},
                                                   {"chat", "v2.json"}};
-  for (const auto* opt : {&plain, &strict}) {
+  static const fg::http::handshake_options deflate = with_deflate();
+  for (const auto* opt : {&plain, &strict, &deflate}) {
     const auto v = fg::http::evaluate_handshake(parser.get().base(), *opt);
     if (v.accepted()) {
+      check_extension(v, *opt);
       check(v.accept_key.size() == 28);
       check(v.subprotocol.empty() || v.subprotocol == "chat" || v.subprotocol == "v2.json");
       const std::string response = fg::http::accept_response(v);

@@ -9,6 +9,11 @@ Input layouts (see the targets):
   frame_parser: [split seed][flags][client frames...]
                 split seed 0 feeds whole; flags bits 0-2 size limit 64<<n,
                 bits 3-5 fragment limit 1+3n, bit 6 allow RSV1, bit 7 skip UTF-8
+  inflate:      [split seed][flags][mode][...]  mode bit 7 clear: client frames with
+                RSV1 allowed (flags as frame_parser's, bits 0-2 limit the inflated size),
+                mode bit 6 client context takeover, bits 0-2 its window 8+n;
+                mode bit 7 set: round trip of the rest as messages, window 8+(bits 0-2),
+                bit 3 context takeover, flags: level 1+(bits 0-2)%9, memLevel 1+(bits 3-5)
   utf8:         [split seed][text...]
   handshake:    raw HTTP request bytes
 Files found in the corpus directories that this script does not write (such
@@ -17,6 +22,7 @@ as crash reproducers added by hand) are left alone.
 
 import os
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEY = b"\x37\xfa\x21\x3d"
@@ -90,6 +96,44 @@ FRAME_SEEDS = {
     "truncated_header": (0, DEFAULT_FLAGS, frame(0x2, bytes(70000))[:7]),
 }
 
+def deflated(data, level=6, bits=15):
+    c = zlib.compressobj(level, zlib.DEFLATED, -bits)
+    return (c.compress(data) + c.flush(zlib.Z_SYNC_FLUSH))[:-4]
+
+
+HELLO = bytes([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])  # RFC 7692 7.2.3.1
+HELLO_AGAIN = bytes([0xF2, 0x00, 0x11, 0x00, 0x00])  # 7.2.3.2: a back reference to the first
+JSON = b'[{"id":1,"user":"ada","text":"hello"},{"id":2,"user":"bob","text":"hello again"}]' * 4
+TAKEOVER = 0x40
+ROUND_TRIP = 0x80
+
+
+def rsv1(opcode, payload, fin=True):
+    return frame(opcode, payload, fin=fin, rsv=0x40)
+
+
+INFLATE_SEEDS = {
+    "hello": (0, DEFAULT_FLAGS, 7, rsv1(0x1, HELLO)),
+    "hello_takeover": (0, DEFAULT_FLAGS, TAKEOVER | 7, rsv1(0x1, HELLO) + rsv1(0x1, HELLO_AGAIN)),
+    "err_back_reference_without_takeover": (0, DEFAULT_FLAGS, 7, rsv1(0x1, HELLO) + rsv1(0x1, HELLO_AGAIN)),
+    "hello_bfinal": (0, DEFAULT_FLAGS, 7, rsv1(0x1, bytes([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00]))),
+    "hello_stored": (0, DEFAULT_FLAGS, 7, rsv1(0x1, bytes([0x00, 0x05, 0x00, 0xFA, 0xFF]) + b"Hello" + b"\x00")),
+    "empty_messages": (0, DEFAULT_FLAGS, 7, rsv1(0x1, b"\x00") + rsv1(0x2, b"")),
+    "json_fragmented": (3, DEFAULT_FLAGS, 7, rsv1(0x1, deflated(JSON)[:20], fin=False) + frame(0x9, b"p")
+                        + frame(0x0, deflated(JSON)[20:])),
+    "json_window_9_byte_at_a_time": (12, DEFAULT_FLAGS, 1, rsv1(0x1, deflated(JSON, 9, 9))),
+    "mixed_plain_and_compressed": (2, DEFAULT_FLAGS, 7, frame(0x1, b"plain") + rsv1(0x2, deflated(bytes(300)))),
+    "err_corrupt": (0, DEFAULT_FLAGS, 7, rsv1(0x2, b"\xff\xff\xff")),
+    "err_zip_bomb": (0, DEFAULT_FLAGS, 7, rsv1(0x2, deflated(bytes(100000), 9))),
+    "err_invalid_utf8": (0, DEFAULT_FLAGS, 7, rsv1(0x1, deflated(b"ok \xc3\x28 ok"))),
+    "err_rsv1_on_continuation": (0, DEFAULT_FLAGS, 7, rsv1(0x1, HELLO[:3], fin=False) + rsv1(0x0, HELLO[3:])),
+    "err_rsv1_on_ping": (0, DEFAULT_FLAGS, 7, rsv1(0x9, b"x")),
+    "round_trip_json": (0, 0x00, ROUND_TRIP | 7, JSON),
+    "round_trip_pieces_takeover": (5, 0x05 | (7 << 3), ROUND_TRIP | 0x08 | 7, JSON + bytes(range(256)) * 3),
+    "round_trip_window_8": (4, 0x08, ROUND_TRIP | 0x08, JSON * 8 + bytes(range(256)) * 4),
+    "round_trip_window_10_level_9": (6, 0x08 | (3 << 3), ROUND_TRIP | 2, bytes(i * 7 % 251 for i in range(5000))),
+}
+
 UTF8_SEEDS = {
     "ascii": (0, b"Hello, world! plain ASCII over the 16-byte fast path"),
     "two_byte": (3, "déjà vu".encode()),
@@ -149,6 +193,16 @@ HANDSHAKE_SEEDS = {
     "truncated": request()[:40],
     "garbage": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
     "huge_header": b"GET / HTTP/1.1\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n",
+    "deflate_chromium": request(b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"),
+    "deflate_every_parameter": request(b"Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; "
+                                       b"client_no_context_takeover; server_max_window_bits=12; "
+                                       b"client_max_window_bits=9\r\n"),
+    "deflate_offers_over_headers": request(b"Sec-WebSocket-Extensions: x-webkit-deflate-frame, permessage-deflate; "
+                                           b"bogus\r\nSec-WebSocket-Extensions: permessage-deflate; "
+                                           b'server_max_window_bits="8"\r\n'),
+    "deflate_duplicate": request(b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits; "
+                                 b"client_max_window_bits=10\r\n"),
+    "deflate_malformed": request(b"Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=\"10\r\n"),
 }
 
 
@@ -236,6 +290,7 @@ def write_corpus(name, seeds):
 
 def main():
     write_corpus("frame_parser", {k: bytes([s, fl]) + data for k, (s, fl, data) in FRAME_SEEDS.items()})
+    write_corpus("inflate", {k: bytes([s, fl, mode]) + data for k, (s, fl, mode, data) in INFLATE_SEEDS.items()})
     write_corpus("utf8", {k: bytes([s]) + data for k, (s, data) in UTF8_SEEDS.items()})
     write_corpus("handshake", HANDSHAKE_SEEDS)
     write_corpus("link_envelope", LINK_SEEDS)

@@ -22,6 +22,7 @@ import unittest
 
 import websockets
 from websockets.exceptions import ConnectionClosed
+from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GATEWAY_BIN = os.environ.get("FRAMEGATE_GATEWAY_BIN") or os.path.join(
@@ -355,6 +356,105 @@ class EchoTest(GatewayTestCase):
     @unittest.skip("python websockets cannot send invalid UTF-8 in a text frame through its public API")
     async def test_invalid_utf8_closed_1007(self):
         pass  # pragma: no cover
+
+
+def json_text(n):
+    """Compressible JSON-like text of exactly n bytes."""
+    items, i = [], 0
+    while sum(map(len, items)) < n:
+        items.append(f'{{"id":{i},"user":"u{i % 13}","text":"hello there","ts":{1700000000 + i}}},')
+        i += 1
+    return "".join(items)[:n]
+
+
+class DeflateTest(GatewayTestCase):
+    """permessage-deflate (RFC 7692) with websockets' compression on: it compresses every message it sends."""
+
+    gateway_args = ("--deflate", "--deflate-threshold", "0")
+    # What the gateway answers websockets' default offer (permessage-deflate; client_max_window_bits).
+    expected_response = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+
+    async def connect_deflate(self, **kwargs):
+        return await self.connect(compression="deflate", **kwargs)
+
+    @bounded()
+    async def test_negotiated(self):
+        ws = await self.connect_deflate()
+        self.assertEqual(ws.response_headers.get("Sec-WebSocket-Extensions"), self.expected_response)
+        self.assertEqual([e.name for e in ws.extensions], ["permessage-deflate"])
+        await self.close(ws)
+
+    @bounded()
+    async def test_text_and_binary_sizes(self):
+        ws = await self.connect_deflate()
+        for size in SIZES:
+            with self.subTest(size=size):
+                text, data = json_text(size), binary_data(size, size + 1)
+                await ws.send(text)
+                await ws.send(data)
+                self.assertEqual(await self.recv(ws), text)
+                self.assertEqual(await self.recv(ws), data)
+        await self.close(ws)
+
+    @bounded()
+    async def test_many_similar_messages_keep_contexts_in_step(self):
+        ws = await self.connect_deflate()
+        sent = [json_text(100 + (i % 23) * 47) for i in range(300)]
+        for m in sent:
+            await ws.send(m)
+        for i, m in enumerate(sent):
+            self.assertEqual(await self.recv(ws), m, f"message {i}")
+        await self.close(ws)
+
+    @bounded()
+    async def test_incompressible_message_of_the_limit_is_echoed(self):
+        # Compressed, 1 MiB of random bytes grows a little on the wire: the limit is on the inflated size.
+        ws = await self.connect_deflate()
+        data = os.urandom(MAX_MESSAGE)
+        await ws.send(data)
+        self.assertEqual(await self.recv(ws), data)
+        await self.close(ws)
+
+    @bounded()
+    async def test_inflating_past_the_limit_closes_1009(self):
+        ws = await self.connect_deflate()
+        try:
+            await self.wait(ws.send("a" * (MAX_MESSAGE + 1)), "sending the oversize message")
+        except ConnectionClosed:
+            pass
+        with self.assertRaises(ConnectionClosed):
+            await self.recv(ws)
+        await self.wait(ws.wait_closed(), "the connection to close")
+        self.assertEqual(ws.close_code, 1009)
+
+    @bounded()
+    async def test_offer_with_every_parameter(self):
+        factory = ClientPerMessageDeflateFactory(
+            server_no_context_takeover=True, client_no_context_takeover=True,
+            server_max_window_bits=10, client_max_window_bits=9)
+        ws = await self.connect(extensions=[factory], compression=None)
+        header = ws.response_headers.get("Sec-WebSocket-Extensions")
+        self.assertIn("server_no_context_takeover", header)
+        self.assertIn("server_max_window_bits=10", header)
+        for size in (10, 5000, 70000):
+            await ws.send(json_text(size))
+            self.assertEqual(await self.recv(ws), json_text(size))
+        await self.close(ws)
+
+
+class DeflateTakeoverTest(DeflateTest):
+    """--deflate-takeover both: websockets keeps both contexts."""
+
+    gateway_args = ("--deflate", "--deflate-threshold", "0", "--deflate-takeover", "both")
+    expected_response = "permessage-deflate; client_max_window_bits=15"
+
+
+class DeflateCappedTakeoverTest(DeflateTest):
+    """--deflate-takeover both --deflate-window-bits 10: the windows are capped through the response."""
+
+    gateway_args = ("--deflate", "--deflate-threshold", "0", "--deflate-takeover", "both",
+                    "--deflate-window-bits", "10")
+    expected_response = "permessage-deflate; server_max_window_bits=10; client_max_window_bits=10"
 
 
 class SubprotocolTest(GatewayTestCase):

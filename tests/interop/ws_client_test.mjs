@@ -446,6 +446,112 @@ describe('ws client <-> framegate-gateway --echo', () => {
 });
 
 // ---------------------------------------------------------------------------
+// permessage-deflate (RFC 7692): the ws client with perMessageDeflate on
+// ---------------------------------------------------------------------------
+
+/** Compressible JSON-like text of exactly n bytes. */
+function jsonText(n) {
+  let s = '';
+  for (let i = 0; s.length < n; i++) s += `{"id":${i},"user":"u${i % 13}","text":"hello there","ts":${1700000000 + i}},`;
+  return s.slice(0, n);
+}
+
+// `params`: what the ws client accepted from the gateway's response (ws
+// offers `permessage-deflate; client_max_window_bits`).
+const DEFLATE_CONFIGS = [
+  { name: 'no context takeover (default)', args: [], params: { server_no_context_takeover: true, client_no_context_takeover: true } },
+  { name: 'context takeover both ways', args: ['--deflate-takeover', 'both'], params: { client_max_window_bits: 15 } },
+  {
+    name: 'context takeover, windows capped at 2^10',
+    args: ['--deflate-takeover', 'both', '--deflate-window-bits', '10'],
+    params: { server_max_window_bits: 10, client_max_window_bits: 10 },
+  },
+];
+
+for (const config of DEFLATE_CONFIGS) {
+  describe(`permessage-deflate, ${config.name}: ws client with perMessageDeflate`, () => {
+    let gw;
+    // threshold 0 on both sides: every message travels compressed.
+    const deflate = { perMessageDeflate: { threshold: 0 } };
+
+    before(async () => {
+      gw = await startGateway(['--deflate', '--deflate-threshold', '0', ...config.args]);
+    });
+
+    after(async () => {
+      for (const ws of [...clients]) ws.terminate();
+      if (gw) {
+        const res = await gw.stop();
+        assert.deepEqual(res, { code: 0, signal: null }, `gateway exit status after SIGTERM; stderr:\n${gw.stderr()}`);
+      }
+      await killAllGateways();
+    });
+
+    test('the extension is negotiated', { timeout: TEST_TIMEOUT_MS }, async () => {
+      const c = await connect(gw.url, undefined, deflate);
+      assert.equal(c.ws.extensions, 'permessage-deflate');
+      // ws keeps the negotiated parameters on its extension object (ws 8 internals, pinned).
+      assert.deepEqual({ ...c.ws._extensions['permessage-deflate'].params }, config.params);
+      await closeClient(c);
+    });
+
+    for (const size of SIZES) {
+      test(`text and binary of ${size} bytes echo byte-identical`, { timeout: TEST_TIMEOUT_MS }, async () => {
+        const c = await connect(gw.url, undefined, deflate);
+        const text = jsonText(size);
+        const data = binaryData(size, size + 3);
+        await c.send(text);
+        await c.send(data, { binary: true });
+        const t = await c.next();
+        assert.equal(t.isBinary, false);
+        assertSameBytes(t.data, Buffer.from(text), `text ${size}`);
+        const b = await c.next();
+        assert.equal(b.isBinary, true);
+        assertSameBytes(b.data, data, `binary ${size}`);
+        await closeClient(c);
+      });
+    }
+
+    test('many similar messages in a row keep both contexts in step', { timeout: TEST_TIMEOUT_MS }, async () => {
+      const c = await connect(gw.url, undefined, deflate);
+      const sent = Array.from({ length: 300 }, (_, i) => jsonText(200 + (i % 17) * 61));
+      for (const m of sent) c.ws.send(m);
+      for (const [i, m] of sent.entries()) assert.equal((await c.next()).data.toString(), m, `message ${i}`);
+      await closeClient(c);
+    });
+
+    test('compressed on the wire both ways', { timeout: TEST_TIMEOUT_MS }, async () => {
+      const c = await connect(gw.url, undefined, deflate);
+      const text = jsonText(256 * 1024);
+      const [readBefore, writtenBefore] = [c.ws._socket.bytesRead, c.ws._socket.bytesWritten];
+      await c.send(text);
+      assertSameBytes((await c.next()).data, Buffer.from(text), 'echo');
+      const read = c.ws._socket.bytesRead - readBefore;
+      const written = c.ws._socket.bytesWritten - writtenBefore;
+      assert.ok(written < text.length / 4, `client sent ${written} bytes for ${text.length}`);
+      assert.ok(read < text.length / 4, `server sent ${read} bytes for ${text.length}`);
+      await closeClient(c);
+    });
+
+    test('a message inflating past --max-message-size is closed with 1009', { timeout: TEST_TIMEOUT_MS }, async () => {
+      const c = await connect(gw.url, undefined, deflate);
+      c.ws.send(asciiText(MAX_MESSAGE + 1));
+      const res = await withTimeout(c.closed, waitMs(), 'close after oversize message');
+      assert.equal(res.code, 1009, `close code; client errors: ${c.errors.map((e) => e.message).join('; ')}`);
+      assert.equal(c.pending(), 0, 'oversize message must not be echoed');
+    });
+
+    test('a client with perMessageDeflate off still gets plain echoes', { timeout: TEST_TIMEOUT_MS }, async () => {
+      const c = await connect(gw.url, undefined, { perMessageDeflate: false });
+      assert.equal(c.ws.extensions, '');
+      await c.send(jsonText(5000));
+      assert.equal((await c.next()).data.toString(), jsonText(5000));
+      await closeClient(c);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Subprotocol negotiation
 // ---------------------------------------------------------------------------
 

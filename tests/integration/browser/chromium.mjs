@@ -46,8 +46,16 @@ export class Chromium {
   newPage() { return this.context.newPage(); }
 
   async stop(timeoutMs = 5000) {
-    if (this.browser) await this.browser.close().catch(() => {});  // disconnects; the process is ours to end
-    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+    const running = () => this.proc.exitCode === null && this.proc.signalCode === null;
+    if (this.browser) {
+      // Browser.close shuts Chromium down with its helper processes, which a
+      // signal to the main process leaves writing the profile for a while.
+      const cdp = await this.browser.newBrowserCDPSession().catch(() => null);
+      if (cdp) await cdp.send('Browser.close').catch(() => {});
+      await this.browser.close().catch(() => {});  // disconnects
+      if (running()) await Promise.race([this.exited, new Promise((r) => setTimeout(r, timeoutMs))]);
+    }
+    if (running()) {
       this.proc.kill('SIGTERM');
       const timer = setTimeout(() => this.proc.kill('SIGKILL'), timeoutMs);
       await this.exited;

@@ -275,6 +275,62 @@ TEST(handshake_response, accept_response_is_a_101_with_the_key) {
 }
 
 // ---------------------------------------------------------------------------
+// permessage-deflate in the handshake (the rules are tested with the
+// negotiation itself, tests/unit/gateway/ws/deflate_negotiation_test.cpp).
+
+handshake_options with_deflate() {
+  handshake_options o;
+  o.deflate.enabled = true;
+  return o;
+}
+
+TEST(handshake_deflate, accepted_offer_is_answered) {
+  request req = valid_request();
+  req.insert(http::field::sec_websocket_extensions, "x-webkit-deflate-frame");
+  req.insert(http::field::sec_websocket_extensions, "permessage-deflate; client_max_window_bits");
+  const auto v = evaluate_handshake(req, with_deflate());
+  ASSERT_TRUE(v.accepted());
+  EXPECT_TRUE(v.deflate.enabled);
+  EXPECT_EQ(v.extensions, "permessage-deflate; server_no_context_takeover; client_no_context_takeover");
+  const std::string text = fg::http::accept_response(v);
+  EXPECT_NE(text.find("\r\nSec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; "
+                      "client_no_context_takeover\r\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(handshake_deflate, no_offer_or_declined_offer_means_no_header) {
+  for (const char* offer : {"", "x-webkit-deflate-frame", "permessage-deflate; server_max_window_bits=16"}) {
+    request req = valid_request();
+    if (*offer != '\0') req.set(http::field::sec_websocket_extensions, offer);
+    const auto v = evaluate_handshake(req, with_deflate());
+    ASSERT_TRUE(v.accepted()) << offer;
+    EXPECT_FALSE(v.deflate.enabled) << offer;
+    EXPECT_TRUE(v.extensions.empty()) << offer;
+    EXPECT_EQ(fg::http::accept_response(v).find("Sec-WebSocket-Extensions"), std::string::npos) << offer;
+  }
+}
+
+TEST(handshake_deflate, malformed_header_gets_400) {
+  request req = valid_request();
+  req.set(http::field::sec_websocket_extensions, "permessage-deflate; server_max_window_bits=\"10");
+  const auto v = evaluate_handshake(req, with_deflate());
+  EXPECT_EQ(v.status, 400u);
+  EXPECT_FALSE(v.reason.empty());
+}
+
+TEST(handshake_deflate, without_deflate_the_header_is_not_read) {
+  request req = valid_request();
+  req.set(http::field::sec_websocket_extensions, "permessage-deflate;;;\"");
+  const auto v = evaluate_handshake(req, {});
+  EXPECT_TRUE(v.accepted());
+  EXPECT_FALSE(v.deflate.enabled);
+  EXPECT_TRUE(v.extensions.empty());
+  req.set(http::field::sec_websocket_extensions, "permessage-deflate");
+  EXPECT_FALSE(evaluate_handshake(req, {}).deflate.enabled);
+}
+
+// ---------------------------------------------------------------------------
 
 TEST(header_has_token, lists_case_and_white_space) {
   using fg::http::header_has_token;

@@ -184,6 +184,47 @@ TEST(frame_parser_state, in_message_and_mid_frame_track_the_input) {
   EXPECT_EQ(p.failed(), error::none);
 }
 
+TEST(frame_parser_rsv1, compressed_messages_have_their_own_wire_limit) {
+  // RFC 7692: incompressible data grows a little when compressed; the limit
+  // that matters is on the inflated size, so RSV1 messages get their own.
+  parser_limits lim;
+  lim.allow_rsv1 = true;
+  lim.max_message_size = 1280;
+  const std::size_t wire_limit = 1424;
+  lim.max_compressed_size = wire_limit;
+  recording_handler h;
+  {
+    frame_parser p;
+    bytes f = build_frame({.rsv = 0x40}, pattern(wire_limit));
+    EXPECT_EQ(p.feed(f, lim, h), error::none);
+  }
+  {
+    frame_parser p;
+    bytes f = build_frame({.rsv = 0x40}, pattern(wire_limit + 1));
+    EXPECT_EQ(p.feed(f, lim, h), error::message_too_big);
+  }
+  {
+    frame_parser p;  // the same budget over fragments
+    bytes f =
+        concat({build_frame({.fin = false, .rsv = 0x40}, pattern(1000)), frame(op_cont, pattern(wire_limit - 1000))});
+    EXPECT_EQ(p.feed(f, lim, h), error::none);
+    bytes g =
+        concat({build_frame({.fin = false, .rsv = 0x40}, pattern(1000)), frame(op_cont, pattern(wire_limit - 999))});
+    EXPECT_EQ(frame_parser{}.feed(g, lim, h), error::message_too_big);
+  }
+  {
+    frame_parser p;  // an uncompressed message keeps the exact limit
+    bytes f = build_frame({}, pattern(1281));
+    EXPECT_EQ(p.feed(f, lim, h), error::message_too_big);
+  }
+  {
+    frame_parser p;  // unset, RSV1 messages have the plain limit
+    lim.max_compressed_size = 0;
+    bytes f = build_frame({.rsv = 0x40}, pattern(1281));
+    EXPECT_EQ(p.feed(f, lim, h), error::message_too_big);
+  }
+}
+
 TEST(frame_parser_rsv1, accepted_on_first_data_frame_when_allowed) {
   const bytes input =
       concat({build_frame({.opcode = op_text, .fin = false, .rsv = 0x40}, to_bytes("ab")), frame(op_cont, "cd")});
@@ -299,13 +340,22 @@ std::vector<error_case> error_cases() {
        error::reserved_bits,
        1},
       {"rsv1_on_ping_even_when_allowed", build_frame({.opcode = op_ping, .rsv = 0x40}, to_bytes("x")), with_rsv1(),
-       error::reserved_bits, 0},
+       error::compressed_control_frame, 0},
       {"rsv1_on_close_even_when_allowed", build_frame({.opcode = op_close, .rsv = 0x40}, {}), with_rsv1(),
-       error::reserved_bits, 0},
+       error::compressed_control_frame, 0},
+      {"rsv1_on_ping_without_extension",
+       build_frame({.opcode = op_ping, .rsv = 0x40}, to_bytes("x")),
+       {},
+       error::reserved_bits,
+       0},
       {"rsv1_on_continuation_even_when_allowed",
        concat({build_frame({.opcode = op_text, .fin = false, .rsv = 0x40}, to_bytes("a")),
                build_frame({.opcode = op_cont, .rsv = 0x40}, to_bytes("b"))}),
-       with_rsv1(), error::reserved_bits, 1},
+       with_rsv1(), error::compressed_continuation, 1},
+      {"rsv1_on_continuation_of_uncompressed_message",
+       concat({build_frame({.opcode = op_text, .fin = false}, to_bytes("a")),
+               build_frame({.opcode = op_cont, .rsv = 0x40}, to_bytes("b"))}),
+       with_rsv1(), error::compressed_continuation, 1},
       {"unmasked_frame", build_frame({.masked = false}, to_bytes("hi")), {}, error::unmasked_frame, 0},
       {"unmasked_after_valid_frame",
        concat({ok, build_frame({.opcode = op_ping, .masked = false}, {})}),

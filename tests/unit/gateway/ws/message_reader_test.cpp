@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/buffer_pool.hpp"
+#include "tests/unit/support/message_events.hpp"
 #include "tests/unit/support/ws_frames.hpp"
 
 #include "tests/unit/support/param_name.hpp"
@@ -23,34 +23,6 @@ using fg::ws::error;
 using fg::ws::message_reader;
 using fg::ws::opcode;
 using fg::ws::reader_options;
-
-struct event {
-  std::string kind;  // text, binary, ping, pong, close
-  bytes payload;     // the close reason for close
-  std::uint16_t code = 0;
-  bool operator==(const event&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const event& e) {
-  return os << "{" << e.kind << " '" << to_string(e.payload) << "' " << e.code << "}";
-}
-
-event ev(std::string kind, std::string_view payload, std::uint16_t code = 0) {
-  return {std::move(kind), to_bytes(payload), code};
-}
-
-struct recording_handler {
-  std::vector<event> events;
-  std::vector<const std::uint8_t*> message_data;  // where each message's span pointed
-
-  void on_message(opcode op, std::span<std::uint8_t> p) {
-    events.push_back({op == opcode::text ? "text" : op == opcode::binary ? "binary" : "other", {p.begin(), p.end()}});
-    message_data.push_back(p.data());
-  }
-  void on_ping(std::span<std::uint8_t> p) { events.push_back({"ping", {p.begin(), p.end()}}); }
-  void on_pong(std::span<std::uint8_t> p) { events.push_back({"pong", {p.begin(), p.end()}}); }
-  void on_close(std::uint16_t code, std::string_view reason) { events.push_back({"close", to_bytes(reason), code}); }
-};
 
 struct read_result {
   error err;

@@ -12,13 +12,15 @@ using fg::ws::error;
 
 error nth_error(int i) { return static_cast<error>(i); }
 
-// The documented mapping (RFC 6455 §7.4.1): payload problems are 1007,
-// size limits 1009, every other protocol violation 1002.
+// The documented mapping (RFC 6455 §7.4.1): payload problems (invalid UTF-8,
+// compressed data that does not inflate) are 1007, size limits 1009, every
+// other protocol violation 1002.
 std::uint16_t documented_close_code(error e) {
   switch (e) {
     case error::none: return 1000;
     case error::invalid_utf8:
-    case error::invalid_close_reason: return 1007;
+    case error::invalid_close_reason:
+    case error::invalid_deflate_data: return 1007;
     case error::message_too_big:
     case error::too_many_fragments: return 1009;
     case error::reserved_bits:
@@ -30,7 +32,9 @@ std::uint16_t documented_close_code(error e) {
     case error::data_frame_in_fragmented:
     case error::invalid_length:
     case error::invalid_close_payload:
-    case error::invalid_close_code: return 1002;
+    case error::invalid_close_code:
+    case error::compressed_control_frame:
+    case error::compressed_continuation: return 1002;
   }
   ADD_FAILURE() << "error " << static_cast<int>(e) << " missing from the test's table";
   return 0;
@@ -56,8 +60,8 @@ TEST(protocol, every_error_has_a_distinct_name) {
 }
 
 TEST(protocol, error_kinds_covers_the_last_error) {
-  // A new error appended after invalid_close_reason must move error_kinds.
-  EXPECT_EQ(fg::ws::error_kinds - 1, static_cast<int>(error::invalid_close_reason));
+  // A new error appended after invalid_deflate_data must move error_kinds.
+  EXPECT_EQ(fg::ws::error_kinds - 1, static_cast<int>(error::invalid_deflate_data));
   EXPECT_EQ(fg::ws::to_string(nth_error(fg::ws::error_kinds)), "unknown");
 }
 

@@ -1,0 +1,45 @@
+#include "gateway/net/message_compressor.hpp"
+
+#include "gateway/net/io_thread.hpp"
+
+namespace fg::gateway {
+
+std::optional<std::span<const std::uint8_t>> message_compressor::compress(std::span<const std::uint8_t> payload,
+                                                                          const ws::deflate_params& p,
+                                                                          std::unique_ptr<ws::deflater>& own) {
+  if (!p.server_takeover) return compress_shared(payload, p.server_window_bits);
+  if (below_threshold(payload.size())) return std::nullopt;
+  if (!own) own = std::make_unique<ws::deflater>(p.server_window_bits, opt_.tuning, true);
+  return run(payload, *own, true);
+}
+
+std::optional<std::span<const std::uint8_t>> message_compressor::compress_shared(std::span<const std::uint8_t> payload,
+                                                                                 int window_bits) {
+  if (below_threshold(payload.size())) return std::nullopt;
+  return run(payload, shared_.for_window(window_bits), false);
+}
+
+bool message_compressor::below_threshold(std::size_t size) {
+  if (size >= opt_.threshold) return false;
+  ++counters_.deflate_skipped;  // compressing small messages costs more CPU than it saves
+  return true;
+}
+
+std::optional<std::span<const std::uint8_t>> message_compressor::run(std::span<const std::uint8_t> payload,
+                                                                     ws::deflater& d, bool takeover) {
+  out_.clear();
+  d.compress(payload, out_);
+  // Incompressible data goes as it is (the client is spared an inflate),
+  // unless the context was taken over: the client's window must then see
+  // every message our deflater saw.
+  if (!takeover && out_.size() >= payload.size()) {
+    ++counters_.deflate_skipped;
+    return std::nullopt;
+  }
+  ++counters_.deflate_messages_out;
+  counters_.deflate_bytes_out_uncompressed += payload.size();
+  counters_.deflate_bytes_out_compressed += out_.size();
+  return out_.span();
+}
+
+}  // namespace fg::gateway
