@@ -73,6 +73,28 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
               static_cast<double>(c.pong_timeouts));
 }
 
+void write_deflate(metrics::exposition& out, const thread_counters& c) {
+  out.gauge("framegate_gateway_deflate_connections", "Connections with permessage-deflate negotiated (RFC 7692).",
+            static_cast<double>(c.deflate_connections_opened - c.deflate_connections_closed));
+  out.family("framegate_gateway_deflate_messages_total",
+             "Messages inflated (in) or compressed (out; a broadcast compressed once counts once).",
+             metric_kind::counter)
+      .add(static_cast<double>(c.deflate_messages_in), {{"direction", "in"}})
+      .add(static_cast<double>(c.deflate_messages_out), {{"direction", "out"}});
+  out.family("framegate_gateway_deflate_uncompressed_bytes_total",
+             "Payload bytes of those messages before deflate (out) or after inflate (in).", metric_kind::counter)
+      .add(static_cast<double>(c.deflate_bytes_in_uncompressed), {{"direction", "in"}})
+      .add(static_cast<double>(c.deflate_bytes_out_uncompressed), {{"direction", "out"}});
+  out.family("framegate_gateway_deflate_compressed_bytes_total", "The same messages' payload bytes on the wire.",
+             metric_kind::counter)
+      .add(static_cast<double>(c.deflate_bytes_in_compressed), {{"direction", "in"}})
+      .add(static_cast<double>(c.deflate_bytes_out_compressed), {{"direction", "out"}});
+  out.counter("framegate_gateway_deflate_skipped_total",
+              "Messages to deflate connections sent uncompressed: below --deflate-threshold, or not smaller "
+              "compressed.",
+              static_cast<double>(c.deflate_skipped));
+}
+
 void write_workers(metrics::exposition& out, std::span<const thread_snapshot> threads, const routing_counters& r) {
   std::map<std::string, worker_row> rows;  // by worker id, summed over threads
   for (const auto& t : threads)
@@ -147,6 +169,7 @@ std::string render_gateway_metrics(std::span<const thread_snapshot> threads, con
   write_connections(out, c);
   write_traffic(out, c);
   write_errors(out, c, send_queue_bytes);
+  write_deflate(out, c);
   if (routing) write_workers(out, threads, r);
   auto api = out.family("framegate_gateway_api_publishes_total", "POST /api/publish requests, by HTTP status.",
                         metric_kind::counter);

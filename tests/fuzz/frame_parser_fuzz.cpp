@@ -11,48 +11,15 @@
 
 #include "common/utf8.hpp"
 #include "gateway/ws/message_reader.hpp"
+#include "tests/fuzz/checking_handler.hpp"
 #include "tests/fuzz/split_input.hpp"
 
 namespace {
 
 using namespace fg::ws;
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
-
-struct checking_handler {
-  const reader_options& opt;
-  std::string log;  // every event, for comparing the two runs
-
-  void record(char kind, std::span<const std::uint8_t> p) {
-    log += kind;
-    log += std::to_string(p.size());
-    log += ':';
-    log.append(p.begin(), p.end());
-  }
-  void on_message(opcode op, std::span<std::uint8_t> p) {
-    check(op == opcode::text || op == opcode::binary);
-    check(p.size() <= opt.limits.max_message_size);
-    if (op == opcode::text && opt.validate_utf8) check(fg::is_valid_utf8(p));
-    record(op == opcode::text ? 'T' : 'B', p);
-  }
-  void on_ping(std::span<std::uint8_t> p) {
-    check(p.size() <= 125);
-    record('I', p);
-  }
-  void on_pong(std::span<std::uint8_t> p) {
-    check(p.size() <= 125);
-    record('O', p);
-  }
-  void on_close(std::uint16_t code, std::string_view reason) {
-    check(code == close_code::no_status ? reason.empty() : is_valid_close_code(code));
-    check(reason.size() <= 123);
-    check(fg::is_valid_utf8({reinterpret_cast<const std::uint8_t*>(reason.data()), reason.size()}));
-    log += 'C' + std::to_string(code) + ':';
-    log += reason;
-  }
-};
+using fg::fuzz::check;
+using fg::fuzz::checking_handler;
 
 }  // namespace
 

@@ -22,38 +22,15 @@
 #include "common/utf8.hpp"
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/message_reader.hpp"
+#include "tests/fuzz/checking_handler.hpp"
 #include "tests/fuzz/split_input.hpp"
 
 namespace {
 
 using namespace fg::ws;
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
-
-struct checking_handler {
-  const reader_options& opt;
-  std::string log;
-
-  void record(char kind, std::span<const std::uint8_t> p) {
-    log += kind;
-    log += std::to_string(p.size());
-    log += ':';
-    log.append(p.begin(), p.end());
-  }
-  void on_message(opcode op, std::span<std::uint8_t> p) {
-    check(p.size() <= opt.limits.max_message_size);
-    if (op == opcode::text && opt.validate_utf8) check(fg::is_valid_utf8(p));
-    record(op == opcode::text ? 'T' : 'B', p);
-  }
-  void on_ping(std::span<std::uint8_t> p) { record('I', p); }
-  void on_pong(std::span<std::uint8_t> p) { record('O', p); }
-  void on_close(std::uint16_t code, std::string_view reason) {
-    log += 'C' + std::to_string(code) + ':';
-    log += reason;
-  }
-};
+using fg::fuzz::check;
+using fg::fuzz::checking_handler;
 
 void fuzz_frames(std::uint8_t seed, std::uint8_t flags, const deflate_params& p, const std::uint8_t* data,
                  std::size_t size) {

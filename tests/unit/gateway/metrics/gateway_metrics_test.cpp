@@ -22,6 +22,10 @@ thread_snapshot one_thread(std::uint64_t opened, std::uint16_t close_code) {
   ++t.counters.messages_received[data_index(fg::ws::opcode::binary)];
   t.counters.payload_received[data_index(fg::ws::opcode::binary)] += 100;
   t.counters.message_size.observe(100);
+  t.counters.deflate_connections_opened = 3;
+  t.counters.deflate_connections_closed = 1;
+  t.counters.deflate_bytes_out_uncompressed = 1000;
+  t.counters.deflate_bytes_out_compressed = 250;
   ++t.counters.errors_by_kind[static_cast<std::size_t>(fg::ws::error::invalid_utf8)];
   ++t.counters.refused_by_status[refusal_status::of(426)];
   ++t.counters.refused_by_status[refusal_status::of(499)];
@@ -44,6 +48,9 @@ TEST(GatewayMetrics, ThreadsAreSummed) {
   EXPECT_TRUE(has_line(text, "framegate_gateway_handshakes_refused_total{status=\"426\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_handshakes_refused_total{status=\"other\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_send_queue_bytes 300")) << text;
+  EXPECT_TRUE(has_line(text, "framegate_gateway_deflate_connections 4")) << text;
+  EXPECT_TRUE(has_line(text, "framegate_gateway_deflate_uncompressed_bytes_total{direction=\"out\"} 2000")) << text;
+  EXPECT_TRUE(has_line(text, "framegate_gateway_deflate_compressed_bytes_total{direction=\"out\"} 500")) << text;
   EXPECT_EQ(text.find("framegate_gateway_worker"), std::string::npos) << "echo mode has no workers";
 }
 
