@@ -3,6 +3,21 @@
 
 die() { echo "$LOG_TAG: $*" >&2; exit 2; }
 
+# The scripts' shared command line: --quick sets QUICK=1; -h/--help prints
+# the calling script's header comment (lines 2..HELP_END) and exits.
+parse_bench_args() {  # parse_bench_args HELP_END "$@"
+  local help_end=$1 arg
+  shift
+  QUICK=0
+  for arg in "$@"; do
+    case "$arg" in
+      --quick) QUICK=1 ;;
+      -h|--help) sed -n "2,${help_end}p" "${BASH_SOURCE[1]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      *) die "unknown argument $arg (try --help)" ;;
+    esac
+  done
+}
+
 stop_pid() {  # stop_pid PID NAME: SIGTERM, SIGKILL after 10 s, reaped
   local pid=$1 name=$2 i
   [[ -n "$pid" ]] || return 0

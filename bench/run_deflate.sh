@@ -44,14 +44,7 @@ LOADGEN=$BIN_DIR/framegate-loadgen
 WORKLOADS=${WORKLOADS:-seed broadcast idle}
 RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
 WORKERS=2
-QUICK=0
-for arg in "$@"; do
-  case "$arg" in
-    --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument $arg (try --help)" ;;
-  esac
-done
+parse_bench_args 31 "$@"
 if ((QUICK)); then
   QUIET_WAIT=${QUIET_WAIT:-0}
   SEED_ARGS=(--mode rate --connections 200 --size 256 --rate-per-conn-ms 10 --warmup 0.5 --duration 3)

@@ -51,15 +51,8 @@ WORKERS=${WORKERS:-1}
 GATEWAY_THREADS=${GATEWAY_THREADS:-1}
 OPCODE=${OPCODE:-text}
 RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
-QUICK=0
 
-for arg in "$@"; do
-  case "$arg" in
-    --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run_echo.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
-  esac
-done
+parse_bench_args 29 "$@"
 
 [[ -x "$GATEWAY" ]] || die "gateway binary not found: $GATEWAY (build it, or set FRAMEGATE_GATEWAY_BIN)"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build the framegate-loadgen target, or set FRAMEGATE_LOADGEN_BIN)"

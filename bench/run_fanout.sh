@@ -50,15 +50,8 @@ WORKLOADS=${WORKLOADS:-1room-100k 1room-1m 100rooms}
 WORKERS=${WORKERS:-2}
 LOADGEN_THREADS=${LOADGEN_THREADS:-1}
 RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
-QUICK=0
 
-for arg in "$@"; do
-  case "$arg" in
-    --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run_fanout.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
-  esac
-done
+parse_bench_args 34 "$@"
 if ((QUICK)); then
   DURATION=${DURATION:-5}
   QUIET_WAIT=${QUIET_WAIT:-0}
