@@ -1,5 +1,6 @@
 // framegate-gateway: terminates WebSocket connections and hands each
 // message on (with --echo, straight back to its sender).
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -52,6 +53,9 @@ int main(int argc, char** argv) {
     fg::init_logging(config.logging);
     auto log = fg::component_logger("gateway");
     raise_open_file_limit();
+    // Writing to a log pipe whose reader is gone (a SIGKILLed supervisor) must
+    // fail with EPIPE, not kill the gateway before it drains and cleans up.
+    std::signal(SIGPIPE, SIG_IGN);
     if (!config.echo) fg::gateway::worker_router::prepare_link_dir(config.link_dir);
     fg::gateway::worker_router* router0 = nullptr;  // thread 0's: the admin listener asks it
     fg::gateway::server server(config, [&](fg::gateway::io_thread& t) -> std::unique_ptr<fg::gateway::message_sink> {

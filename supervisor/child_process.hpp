@@ -1,4 +1,4 @@
-// One run of a child program: spawned with posix_spawn, its stdout and stderr
+// One run of a child program: started with fork and execve, its stdout and stderr
 // relayed line by line, reaped without blocking. Knows nothing about
 // restarting; supervised_child adds that.
 #pragma once
@@ -36,9 +36,11 @@ class child_process {
   child_process& operator=(const child_process&) = delete;
 
   // Starts one run. The child gets /dev/null as stdin, a pipe as stdout and
-  // stderr, default signal dispositions, and its own process group so that a
+  // stderr, default signal dispositions, its own process group so that a
   // terminal's Ctrl-C reaches only the supervisor, which then stops the
-  // children in order. Throws std::system_error when the program cannot start.
+  // children in order, and SIGTERM when the supervisor dies. Call it from the
+  // supervisor's main thread: the kernel ties that SIGTERM to the thread.
+  // Throws std::system_error when the program cannot start.
   void spawn(line_relay::line_handler on_line, line_relay::closed_handler on_output_closed);
 
   bool running() const { return pid_ > 0; }

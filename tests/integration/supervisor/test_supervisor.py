@@ -239,6 +239,17 @@ class SupervisorTest(unittest.TestCase):
         self.stop_cleanly(sup, signal.SIGINT)
         self.assertFalse(os.path.exists(link_dir))
 
+    def test_children_get_sigterm_when_the_supervisor_is_killed(self):
+        # A SIGKILLed supervisor stops nobody in order; the kernel's parent-death
+        # signal must still end every child, or the cluster lives on orphaned.
+        sup = self.start_cluster(2)
+        children = {name: self.live(name)["pid"] for name in ("redis", "gateway", "w1", "w2")}
+        sup.proc.kill()
+        self.assertEqual(sup.wait_exit(), -signal.SIGKILL)
+        for name, pid in children.items():
+            wait_until(lambda: not pid_alive(pid), f"{name} (pid {pid}) ending with its supervisor")
+            self.assertTrue(self.records(name=name)[-1].get("term_received"), f"{name} was not sent SIGTERM")
+
     def test_killed_worker_is_restarted_under_the_same_id(self):
         sup = self.start_cluster(2)
         old_w1, w2 = self.live("w1"), self.live("w2")
