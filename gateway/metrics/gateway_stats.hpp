@@ -119,8 +119,10 @@ struct thread_snapshot {
 
 // What the admin listener counts (its own thread).
 struct admin_counters {
-  // POST /api/publish answers, by status (a handful of values).
-  std::vector<std::pair<unsigned, std::uint64_t>> publishes_by_status;
+  // POST /api/publish answers, by status. Every status the endpoint can give
+  // is there from the start, so rate() and dashboards see zeros, not gaps.
+  std::vector<std::pair<unsigned, std::uint64_t>> publishes_by_status{{200, 0}, {400, 0}, {401, 0}, {403, 0},
+                                                                      {405, 0}, {413, 0}, {503, 0}};
   void count_publish(unsigned status);
 };
 

@@ -90,6 +90,8 @@ TEST(GatewayMetrics, WorkersAreMergedByIdAcrossThreads) {
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_roundtrip_seconds_bucket{le=\"0.001\"} 0")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_api_publishes_total{status=\"200\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_api_publishes_total{status=\"401\"} 1")) << text;
+  // Statuses not given yet are exported as zeros, so that rate() starts from the first scrape.
+  EXPECT_TRUE(has_line(text, "framegate_gateway_api_publishes_total{status=\"413\"} 0")) << text;
 }
 
 }  // namespace
