@@ -5,19 +5,15 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "common/utf8.hpp"
 #include "gateway/ws/message_reader.hpp"
+#include "tests/fuzz/check.hpp"
 
 namespace fg::fuzz {
-
-inline void check(bool ok) {
-  if (!ok) std::abort();
-}
 
 struct checking_handler {
   const ws::reader_options& opt;

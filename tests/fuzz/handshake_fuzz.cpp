@@ -6,7 +6,6 @@
 // itself be a valid offer (the negotiation's own grammar).
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -15,11 +14,10 @@
 
 #include "gateway/http/handshake.hpp"
 #include "gateway/ws/deflate_negotiation.hpp"
+#include "tests/fuzz/check.hpp"
 
 namespace {
-void check(bool ok) {
-  if (!ok) std::abort();
-}
+using fg::fuzz::check;
 
 fg::http::handshake_options with_deflate() {
   fg::http::handshake_options o;

@@ -4,17 +4,15 @@
 // decoded envelope is re-encoded and decoded again to the same bytes.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "common/link/codec.hpp"
+#include "tests/fuzz/check.hpp"
 #include "tests/fuzz/split_input.hpp"
 
 namespace {
-void check(bool ok) {
-  if (!ok) std::abort();
-}
+using fg::fuzz::check;
 
 struct outcome {
   std::vector<std::string> envelopes;

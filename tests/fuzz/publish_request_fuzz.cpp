@@ -4,18 +4,14 @@
 // the JSON object {"room":R,"data":V} with R its room.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "gateway/admin/publish_request.hpp"
+#include "tests/fuzz/check.hpp"
 
-namespace {
-void check(bool ok) {
-  if (!ok) std::abort();
-}
-}  // namespace
+using fg::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);

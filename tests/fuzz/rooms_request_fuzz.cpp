@@ -5,19 +5,15 @@
 // a JSON object giving the same room and data back.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "common/utf8.hpp"
+#include "tests/fuzz/check.hpp"
 #include "worker/apps/rooms_protocol.hpp"
 
-namespace {
-void check(bool ok) {
-  if (!ok) std::abort();
-}
-}  // namespace
+using fg::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

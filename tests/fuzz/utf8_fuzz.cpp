@@ -3,16 +3,12 @@
 // byte-wise failure must be the point after which the whole buffer fails.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 
 #include "common/utf8.hpp"
+#include "tests/fuzz/check.hpp"
 #include "tests/fuzz/split_input.hpp"
 
-namespace {
-void check(bool ok) {
-  if (!ok) std::abort();
-}
-}  // namespace
+using fg::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;

@@ -225,6 +225,26 @@ async function closeClient(c) {
   return withTimeout(c.closed, waitMs(), 'close handshake').catch(() => c.terminate());
 }
 
+/** The server closed `c` with 1009 (message too big) and echoed nothing of the oversize message. */
+async function assertClosedAsTooBig(c) {
+  const res = await withTimeout(c.closed, waitMs(), 'close after oversize message');
+  assert.equal(res.code, 1009, `close code; client errors: ${c.errors.map((e) => e.message).join('; ')}`);
+  assert.equal(c.pending(), 0, 'oversize message must not be echoed');
+}
+
+/**
+ * Teardown of a describe block's gateway: drops its clients, and the gateway
+ * must still exit 0 on SIGTERM, so a crash during the block fails it here.
+ */
+async function stopSharedGateway(gw) {
+  for (const ws of [...clients]) ws.terminate();
+  if (gw) {
+    const res = await gw.stop();
+    assert.deepEqual(res, { code: 0, signal: null }, `gateway exit status after SIGTERM; stderr:\n${gw.stderr()}`);
+  }
+  await killAllGateways();
+}
+
 // ---------------------------------------------------------------------------
 // Tests against one shared echo gateway
 // ---------------------------------------------------------------------------
@@ -236,14 +256,7 @@ describe('ws client <-> framegate-gateway --echo', () => {
     gw = await startGateway();
   });
 
-  after(async () => {
-    for (const ws of [...clients]) ws.terminate();
-    if (gw) {
-      const res = await gw.stop();
-      assert.deepEqual(res, { code: 0, signal: null }, `gateway exit status after SIGTERM; stderr:\n${gw.stderr()}`);
-    }
-    await killAllGateways();
-  });
+  after(() => stopSharedGateway(gw));
 
   for (const size of SIZES) {
     test(`text message of ${size} bytes echoes byte-identical as text`, { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -424,17 +437,13 @@ describe('ws client <-> framegate-gateway --echo', () => {
   test('message of max size + 1 (1048577 bytes) gets closed with 1009', { timeout: TEST_TIMEOUT_MS }, async () => {
     const c = await connect(gw.url);
     c.ws.send(binaryData(MAX_MESSAGE + 1, 5), { binary: true });
-    const res = await withTimeout(c.closed, waitMs(), 'close after oversize message');
-    assert.equal(res.code, 1009, `close code; client errors: ${c.errors.map((e) => e.message).join('; ')}`);
-    assert.equal(c.pending(), 0, 'oversize message must not be echoed');
+    await assertClosedAsTooBig(c);
   });
 
   test('text message of max size + 1 gets closed with 1009', { timeout: TEST_TIMEOUT_MS }, async () => {
     const c = await connect(gw.url);
     c.ws.send(asciiText(MAX_MESSAGE + 1));
-    const res = await withTimeout(c.closed, waitMs(), 'close after oversize message');
-    assert.equal(res.code, 1009, `close code; client errors: ${c.errors.map((e) => e.message).join('; ')}`);
-    assert.equal(c.pending(), 0, 'oversize message must not be echoed');
+    await assertClosedAsTooBig(c);
   });
 
   test('gateway still serves new connections after the oversize close', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -478,14 +487,7 @@ for (const config of DEFLATE_CONFIGS) {
       gw = await startGateway(['--deflate', '--deflate-threshold', '0', ...config.args]);
     });
 
-    after(async () => {
-      for (const ws of [...clients]) ws.terminate();
-      if (gw) {
-        const res = await gw.stop();
-        assert.deepEqual(res, { code: 0, signal: null }, `gateway exit status after SIGTERM; stderr:\n${gw.stderr()}`);
-      }
-      await killAllGateways();
-    });
+    after(() => stopSharedGateway(gw));
 
     test('the extension is negotiated', { timeout: TEST_TIMEOUT_MS }, async () => {
       const c = await connect(gw.url, undefined, deflate);
@@ -536,9 +538,7 @@ for (const config of DEFLATE_CONFIGS) {
     test('a message inflating past --max-message-size is closed with 1009', { timeout: TEST_TIMEOUT_MS }, async () => {
       const c = await connect(gw.url, undefined, deflate);
       c.ws.send(asciiText(MAX_MESSAGE + 1));
-      const res = await withTimeout(c.closed, waitMs(), 'close after oversize message');
-      assert.equal(res.code, 1009, `close code; client errors: ${c.errors.map((e) => e.message).join('; ')}`);
-      assert.equal(c.pending(), 0, 'oversize message must not be echoed');
+      await assertClosedAsTooBig(c);
     });
 
     test('a client with perMessageDeflate off still gets plain echoes', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -562,14 +562,7 @@ describe('subprotocol negotiation (--subprotocol chat,superchat)', () => {
     gw = await startGateway(['--subprotocol', 'chat,superchat']);
   });
 
-  after(async () => {
-    for (const ws of [...clients]) ws.terminate();
-    if (gw) {
-      const res = await gw.stop();
-      assert.deepEqual(res, { code: 0, signal: null }, `gateway exit status after SIGTERM; stderr:\n${gw.stderr()}`);
-    }
-    await killAllGateways();
-  });
+  after(() => stopSharedGateway(gw));
 
   test("offering ['superchat'] selects superchat", { timeout: TEST_TIMEOUT_MS }, async () => {
     const c = await connect(gw.url, ['superchat']);

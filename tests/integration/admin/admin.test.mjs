@@ -2,26 +2,15 @@
 // against the real gateway and real workers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, nextMessage, silentFor, sleep } from '../cluster/cluster.mjs';
+import { joinRoom, nextMessage, placeMembers, silentFor, sleep } from '../cluster/cluster.mjs';
 import { startWithAdmin, request, publish } from './admin.mjs';
 
-// Two /rooms members in room R, on two different workers (a header sticky
-// key and /whoami place them), joined and announced to the broker.
+// Two /rooms members in room R, one on each worker of cluster `c`, joined
+// and announced to the broker.
 async function membersOnTwoWorkers(c, room) {
-  const byWorker = new Map();
-  for (let k = 0; byWorker.size < 2 && k < 200; ++k) {
-    const key = `m-${k}`;
-    const probe = await connect(c.url('/whoami'), { headers: { 'x-user': key } });
-    probe.send('?');
-    const { worker } = JSON.parse((await nextMessage(probe)).data);
-    probe.close();
-    if (!byWorker.has(worker)) byWorker.set(worker, key);
-  }
-  assert.equal(byWorker.size, 2, 'members on both workers');
-  const members = [];
-  for (const [worker, key] of byWorker)
-    members.push(Object.assign(await connect(c.url('/rooms'), { headers: { 'x-user': key } }), { worker }));
-  for (const m of members) m.send(JSON.stringify({ op: 'join', room }));
+  const members = await placeMembers(c, 1);
+  assert.equal(members.length, 2, 'members on both workers');
+  for (const m of members) joinRoom(m, room);
   await sleep(300);  // joins travel to the broker
   return members;
 }

@@ -159,6 +159,17 @@ export async function silentFor(ws, ms) {
   return ws.inbox.length === 0;
 }
 
+// What the /whoami test app (--enable-test-apps) answers a connection to
+// `path` with `headers`: { worker, ... }, the worker that serves it.
+export async function whoami(cluster, { path = '/whoami', headers = {} } = {}) {
+  const ws = await connect(cluster.url(path), { headers });
+  ws.send('who');
+  const reply = JSON.parse((await nextMessage(ws)).data);
+  ws.close();
+  await ws.closed;
+  return reply;
+}
+
 // `perWorker` /rooms clients on every worker of cluster `c` (started with
 // `--sticky-key header:x-user` and --enable-test-apps): /whoami tells which
 // worker a key lands on, so members are placed on every worker deliberately.
@@ -167,10 +178,7 @@ export async function placeMembers(c, perWorker, tag = '') {
   const byWorker = {};
   for (let k = 0; Object.values(byWorker).flat().length < perWorker * c.workers.length && k < 500; ++k) {
     const key = `${tag || 'member'}-${k}`;
-    const probe = await connect(c.url('/whoami'), { headers: { 'x-user': key } });
-    probe.send('?');
-    const { worker } = JSON.parse((await nextMessage(probe)).data);
-    probe.close();
+    const { worker } = await whoami(c, { headers: { 'x-user': key } });
     byWorker[worker] ??= [];
     if (byWorker[worker].length < perWorker) byWorker[worker].push(key);
   }

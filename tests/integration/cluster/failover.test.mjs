@@ -2,15 +2,9 @@
 // worker killed with SIGKILL under load closes no client and loses no message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, connect, nextMessage, sleep } from './cluster.mjs';
+import { Cluster, connect, nextMessage, sleep, whoami } from './cluster.mjs';
 
-async function workerOf(c, key) {
-  const probe = await connect(c.url('/whoami'), { headers: { 'x-user': key } });
-  probe.send('?');
-  const { worker } = JSON.parse((await nextMessage(probe)).data);
-  probe.close();
-  return worker;
-}
+const workerOf = async (c, key) => (await whoami(c, { headers: { 'x-user': key } })).worker;
 
 test('a saturated worker pauses its own clients (TCP pushback), not the others, and memory stays flat', async () => {
   const c = await Cluster.start({
@@ -94,10 +88,7 @@ test('kill -9 of a worker while 200 clients send: no client closed, no message l
     // New connections hash to the restarted worker again.
     const seen = new Set();
     for (let i = 0; i < 30; ++i) {
-      const p = await connect(c.url('/whoami'));
-      p.send('?');
-      seen.add(JSON.parse((await nextMessage(p)).data).worker);
-      p.close();
+      seen.add((await whoami(c)).worker);
     }
     assert.ok(seen.has('w1'), `no new connection reached the restarted worker: ${[...seen]}`);
     for (const ws of clients) { ws.finished = true; ws.close(); }

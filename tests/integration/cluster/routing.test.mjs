@@ -2,18 +2,9 @@
 // sticky keys. Every cluster runs on free loopback ports and is stopped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, connect, nextMessage } from './cluster.mjs';
+import { Cluster, connect, nextMessage, whoami } from './cluster.mjs';
 
 const testApps = ['--enable-test-apps'];
-
-async function whoami(cluster, { path = '/whoami', headers = {} } = {}) {
-  const ws = await connect(cluster.url(path), { headers });
-  ws.send('who');
-  const reply = JSON.parse((await nextMessage(ws)).data);
-  ws.close();
-  await ws.closed;
-  return reply;
-}
 
 test('echo through workers: text and binary of many sizes come back unchanged', async () => {
   const c = await Cluster.start({ workers: 2, threads: 2, workerArgs: testApps });

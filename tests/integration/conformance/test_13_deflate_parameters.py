@@ -18,7 +18,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from deflate_client import DeflateTestCase, html_text, image_like, json_text  # noqa: E402
-from framegate_harness import OP_BINARY, OP_TEXT, GatewayProcess, Process, gateway_binary  # noqa: E402
+from framegate_harness import OP_BINARY, OP_TEXT, GatewayProcess, GatewayTestCase  # noqa: E402
 
 # Autobahn 13.1-13.7, in the header form Autobahn sends them.
 OFFERS = {
@@ -110,7 +110,7 @@ class NoTakeoverTest(ParameterSets, DeflateTestCase):
 class BothTakeoverTest(ParameterSets, DeflateTestCase):
     """--deflate-takeover both: contexts are kept unless the client says no."""
 
-    gateway_args = ("--deflate", "--deflate-threshold", "0", "--deflate-takeover", "both")
+    gateway_args = (*DeflateTestCase.gateway_args, "--deflate-takeover", "both")
     expected = {
         "13_1": (False, False, 15, 15),
         "13_2": (True, False, 15, 15),
@@ -138,8 +138,7 @@ class BothTakeoverTest(ParameterSets, DeflateTestCase):
 class CappedTakeoverTest(ParameterSets, DeflateTestCase):
     """--deflate-takeover both --deflate-window-bits 10: windows capped, or no client takeover if uncappable."""
 
-    gateway_args = ("--deflate", "--deflate-threshold", "0", "--deflate-takeover", "both",
-                    "--deflate-window-bits", "10")
+    gateway_args = (*DeflateTestCase.gateway_args, "--deflate-takeover", "both", "--deflate-window-bits", "10")
     expected = {
         # No client_max_window_bits offered: the client's window cannot be capped (7.1.2.2).
         "13_1": (False, True, 10, 15),
@@ -153,14 +152,14 @@ class CappedTakeoverTest(ParameterSets, DeflateTestCase):
 class ServerTakeoverTest(ParameterSets, DeflateTestCase):
     """--deflate-takeover server."""
 
-    gateway_args = ("--deflate", "--deflate-threshold", "0", "--deflate-takeover", "server")
+    gateway_args = (*DeflateTestCase.gateway_args, "--deflate-takeover", "server")
     expected = {"13_1": (False, True, 15, 15), "13_2": (True, True, 15, 15), "chromium": (False, True, 15, 15)}
 
 
 class ClientTakeoverTest(ParameterSets, DeflateTestCase):
     """--deflate-takeover client."""
 
-    gateway_args = ("--deflate", "--deflate-threshold", "0", "--deflate-takeover", "client")
+    gateway_args = (*DeflateTestCase.gateway_args, "--deflate-takeover", "client")
     expected = {"13_1": (True, False, 15, 15), "13_2": (True, False, 15, 15), "chromium": (True, False, 15, 15)}
 
 
@@ -223,8 +222,10 @@ class DeflateOffTest(DeflateTestCase):
         self.assertIsNone(response.header("Sec-WebSocket-Extensions"))
 
 
-class DeflateOptionsTest(unittest.TestCase):
+class DeflateOptionsTest(GatewayTestCase):
     """Bad --deflate* options stop the gateway at start: one line on stderr, exit code 2."""
+
+    gateway_args = None
 
     def test_bad_options(self):
         cases = {
@@ -239,14 +240,8 @@ class DeflateOptionsTest(unittest.TestCase):
         }
         for args, needle in cases.items():
             with self.subTest(args=args):
-                proc = Process([gateway_binary(), "--listen", "127.0.0.1:0", "--echo", "--admin", "off", *args],
-                               strip_env_prefixes=("FRAMEGATE_",))
-                proc.start()
-                code = proc.wait(10)
-                lines = [line for line in proc.output_lines() if line.startswith("[stderr]")]
-                self.assertEqual(code, 2, proc.describe_tail())
-                self.assertEqual(len(lines), 1, proc.describe_tail())
-                self.assertIn(needle, lines[0])
+                line = self.assert_refuses_to_start("--listen", "127.0.0.1:0", "--echo", "--admin", "off", *args)
+                self.assertIn(needle, line)
 
     def test_start_up_line_tells_the_memory_per_connection(self):
         gateway = GatewayProcess(["--deflate", "--deflate-takeover", "both", "--deflate-window-bits", "10",

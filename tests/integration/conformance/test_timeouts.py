@@ -8,8 +8,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from framegate_harness import (  # noqa: E402
-    OP_CLOSE, OP_PING, OP_TEXT, GatewayTestCase, WsConnectionClosed, WsTimeout, close_payload,
-    build_frame,
+    OP_CLOSE, OP_PING, OP_TEXT, Frame, GatewayTestCase, WsConnectionClosed, WsTimeout, build_frame, close_payload,
 )
 
 
@@ -77,7 +76,8 @@ class IdlePingTest(GatewayTestCase):
         pings = self.answer_pings_for(client, 2.0)
         self.assertGreaterEqual(pings, 2, "expected repeated keep-alive pings over 2 s of idleness")
         client.send_text(b"alive")
-        self.assert_echo_answering_pings(client, OP_TEXT, b"alive")
+        frame = self.expect_frame_past_pings(client, "echo", answer=True)
+        self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"alive"), frame.describe())
 
     def answer_pings_for(self, client, seconds: float) -> int:
         """Answer every ping with a pong of the same payload for `seconds`; returns how many came."""
@@ -95,14 +95,14 @@ class IdlePingTest(GatewayTestCase):
             count += 1
         return count
 
-    def assert_echo_answering_pings(self, client, opcode: int, payload: bytes) -> None:
+    def expect_frame_past_pings(self, client, what: str, answer: bool) -> Frame:
+        """The next frame that is not a keep-alive ping; the pings before it get pongs if `answer`."""
         while True:
-            frame = self.expect_frame(client, "echo")
-            if frame.opcode == OP_PING:
+            frame = self.expect_frame(client, what)
+            if frame.opcode != OP_PING:
+                return frame
+            if answer:
                 client.send_pong(frame.payload)
-                continue
-            self.assertEqual((frame.opcode, frame.payload), (opcode, payload), frame.describe())
-            return
 
     def test_any_frame_counts_as_a_sign_of_life(self):
         """Contract: the pong timeout fires on no frame at all; a chatty client never answering pings stays."""
@@ -110,24 +110,15 @@ class IdlePingTest(GatewayTestCase):
         deadline = time.monotonic() + 1.5
         while time.monotonic() < deadline:
             client.send_text(b"chatter")
-            self.assert_echo_skipping_pings(client, OP_TEXT, b"chatter")
+            frame = self.expect_frame_past_pings(client, "echo", answer=False)
+            self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"chatter"), frame.describe())
             time.sleep(0.1)
-
-    def assert_echo_skipping_pings(self, client, opcode: int, payload: bytes) -> None:
-        while True:
-            frame = self.expect_frame(client, "echo")
-            if frame.opcode != OP_PING:
-                self.assertEqual((frame.opcode, frame.payload), (opcode, payload), frame.describe())
-                return
 
     def test_close_still_works_after_pings(self):
         client = self.open_client()
         self.answer_pings_for(client, 0.8)
         client.send_raw(build_frame(OP_CLOSE, close_payload(1000)))
-        while True:
-            frame = self.expect_frame(client, "close reply")
-            if frame.opcode != OP_PING:
-                break
+        frame = self.expect_frame_past_pings(client, "close reply", answer=False)
         self.assertEqual((frame.opcode, frame.close_code), (OP_CLOSE, 1000), frame.describe())
         self.assert_tcp_closed(client, "after the close reply")
 

@@ -12,6 +12,8 @@ import socket
 import sys
 import time
 
+from fake_records import read_records
+
 STATE_DIR = os.environ["FAKE_STATE_DIR"]
 
 
@@ -24,25 +26,9 @@ def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def pid_alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie counts as gone: it has exited)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def recorded(role: str) -> list:
     """State records of every run of `role` so far, oldest first."""
-    out = []
-    for name in os.listdir(STATE_DIR):
-        if name.endswith(".json"):
-            with open(os.path.join(STATE_DIR, name)) as f:
-                rec = json.load(f)
-            if rec["role"] == role:
-                out.append(rec)
-    return sorted(out, key=lambda r: r["started"])
+    return read_records(STATE_DIR, role)
 
 
 def write_record(name: str, rec: dict) -> None:

@@ -12,7 +12,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_common import FakeChild, log, pid_alive, recorded  # noqa: E402
+from fake_common import FakeChild, log, recorded  # noqa: E402
+from fake_records import pid_alive  # noqa: E402
 
 mode = os.environ.get("FAKE_GATEWAY_MODE", "normal")
 child = FakeChild("gateway", "gateway")

@@ -16,7 +16,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_common import STATE_DIR, log, pid_alive, recorded, write_record  # noqa: E402
+from fake_common import STATE_DIR, log, recorded, write_record  # noqa: E402
+from fake_records import pid_alive  # noqa: E402
 
 argv = sys.argv[1:]
 record = {"role": "redis", "name": "redis", "pid": os.getpid(), "ppid": os.getppid(), "argv": argv,

@@ -13,7 +13,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_common import STATE_DIR, FakeChild, log, pid_alive, recorded  # noqa: E402
+from fake_common import STATE_DIR, FakeChild, log, recorded  # noqa: E402
+from fake_records import pid_alive  # noqa: E402
 
 mode = os.environ.get("FAKE_WORKER_MODE", "normal")
 worker_id = sys.argv[sys.argv.index("--id") + 1]

@@ -22,26 +22,18 @@ import threading
 import time
 import unittest
 
+from fake_records import pid_alive, proc_stat_fields, read_records
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 FRAMEGATE_BIN = os.environ.get("FRAMEGATE_BIN", os.path.join(REPO_ROOT, "build", "bin", "framegate"))
-FAKES = ("fake_common.py", "fake_gateway.py", "fake_worker.py", "fake_redis.py")
+FAKES = ("fake_records.py", "fake_common.py", "fake_gateway.py", "fake_worker.py", "fake_redis.py")
 
 WAIT = 15.0  # bound of every wait for something that should take well under a second
 
 
-def pid_alive(pid: int) -> bool:
-    """True while `pid` runs; a zombie has exited."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def proc_ppid(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
+    return int(proc_stat_fields(pid)[1])
 
 
 def proc_cmdline(pid: int) -> list[str]:
@@ -169,14 +161,7 @@ class SupervisorTest(unittest.TestCase):
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT)
 
     def records(self, role: str | None = None, name: str | None = None) -> list[dict]:
-        out = []
-        for fname in os.listdir(self.state):
-            if fname.endswith(".json"):
-                with open(os.path.join(self.state, fname)) as f:
-                    rec = json.load(f)
-                if (role is None or rec["role"] == role) and (name is None or rec["name"] == name):
-                    out.append(rec)
-        return sorted(out, key=lambda r: r["started"])
+        return read_records(self.state, role, name)
 
     def live(self, name: str) -> dict | None:
         """The record of the running instance of child `name`, if there is one."""

@@ -21,8 +21,7 @@ import zlib
 from typing import Sequence
 
 from framegate_harness import (
-    OP_CONT, OP_TEXT, RSV1, Frame, GatewayTestCase, WsClient, WsConnectionClosed, WsTimeout, build_frame,
-    describe_bytes, first_difference,
+    OP_CONT, OP_TEXT, RSV1, Frame, GatewayTestCase, WsClient, build_frame, describe_bytes, first_difference,
 )
 
 TAIL = b"\x00\x00\xff\xff"  # RFC 7692 7.2.1: removed by the sender, appended by the receiver
@@ -164,13 +163,7 @@ class DeflateTestCase(GatewayTestCase):
 
     def expect_message(self, client: WsClient, deflate: Deflate, what: str) -> tuple[Frame, bytes, bool]:
         """The next frame, a whole message from the server: (frame, payload inflated, was compressed)."""
-        try:
-            frame = client.recv_frame(self.io_timeout)
-        except WsTimeout:
-            self.fail(f"expected {what}, nothing arrived within {self.io_timeout}s\n{self.tail()}")
-        except WsConnectionClosed as exc:
-            self.fail(f"expected {what}, but the TCP connection ended: {exc}\n{self.tail()}")
-        self.assertFalse(frame.masked, f"server frames must not be masked: {frame.describe()}")
+        frame = self.receive_frame(client, what)
         self.assertIn(frame.rsv, (0, RSV1), f"only RSV1 is defined by permessage-deflate: {frame.describe()}")
         self.assertTrue(frame.fin, f"expected an unfragmented {what}, got {frame.describe()}")
         compressed = frame.rsv == RSV1

@@ -954,15 +954,21 @@ class GatewayTestCase(unittest.TestCase):
 
     # -- frame assertions ----------------------------------------------------
 
-    def expect_frame(self, client: WsClient, what: str = "a frame", timeout: float | None = None) -> Frame:
-        """The next frame, failing clearly on timeout or TCP close."""
+    def receive_frame(self, client: WsClient, what: str = "a frame", timeout: float | None = None) -> Frame:
+        """The next frame, unmasked, failing clearly on timeout or TCP close; its RSV bits are the caller's to check."""
+        timeout = self.io_timeout if timeout is None else timeout
         try:
-            frame = client.recv_frame(self.io_timeout if timeout is None else timeout)
+            frame = client.recv_frame(timeout)
         except WsTimeout:
-            self.fail(f"expected {what}, nothing arrived within {timeout or self.io_timeout}s\n{self.tail()}")
+            self.fail(f"expected {what}, nothing arrived within {timeout}s\n{self.tail()}")
         except WsConnectionClosed as exc:
             self.fail(f"expected {what}, but the TCP connection ended: {exc}\n{self.tail()}")
         self.assertFalse(frame.masked, f"server frames must not be masked (RFC 6455 5.1): {frame.describe()}")
+        return frame
+
+    def expect_frame(self, client: WsClient, what: str = "a frame", timeout: float | None = None) -> Frame:
+        """The next frame, with no RSV bit set (no extension negotiated)."""
+        frame = self.receive_frame(client, what, timeout)
         self.assertEqual(frame.rsv, 0, f"server set RSV bits without an extension: {frame.describe()}")
         return frame
 
@@ -1054,3 +1060,14 @@ class GatewayTestCase(unittest.TestCase):
                       f"HTTP {status} lacks 'Connection: close': {response.describe()}")
         self.assertIsNone(response.header("Sec-WebSocket-Accept"),
                           f"a refusal must not carry Sec-WebSocket-Accept: {response.describe()}")
+
+    def assert_refuses_to_start(self, *args: str) -> str:
+        """The contract for bad options: the gateway run with `args` exits 2 with one line on stderr (returned)."""
+        process = Process([gateway_binary(), *args], strip_env_prefixes=("FRAMEGATE_",))
+        self.addCleanup(process.stop)
+        process.start()
+        code = process.wait(10.0)
+        stderr_lines = [line for line in process.output_lines() if line.startswith("[stderr]")]
+        self.assertEqual(code, 2, process.describe_tail())
+        self.assertEqual(len(stderr_lines), 1, process.describe_tail())
+        return stderr_lines[0]

@@ -21,6 +21,14 @@ namespace {
 using namespace fg::worker;
 using namespace std::chrono_literals;
 
+// Fast reconnects keep the tests short; the rules are the same.
+redis_broker_options fast_reconnects() {
+  redis_broker_options o;
+  o.connection.backoff_min = 20ms;
+  o.connection.backoff_max = 200ms;
+  return o;
+}
+
 struct worker_under_test {
   std::vector<std::string> got;  // "room payload"
   std::unique_ptr<redis_broker> broker;
@@ -39,11 +47,8 @@ class RedisBroker : public ::testing::Test {
   worker_under_test& add_worker(std::size_t buffer = 10000,
                                 const std::function<void(redis_broker_options&)>& tweak = {}) {
     auto w = std::make_unique<worker_under_test>();
-    redis_broker_options o;
+    redis_broker_options o = fast_reconnects();
     o.buffer = buffer;
-    // Fast reconnects keep the test short; the rules are the same.
-    o.connection.backoff_min = 20ms;
-    o.connection.backoff_max = 200ms;
     if (tweak) tweak(o);
     auto* raw = w.get();
     w->broker = std::make_unique<redis_broker>(
@@ -69,6 +74,14 @@ class RedisBroker : public ::testing::Test {
   }
   void run_for(std::chrono::milliseconds d) {
     run_until([] { return false; }, d);
+  }
+
+  // Subscribes `a` and `b` to `room` and runs until Redis confirmed both
+  // and `a` can publish; false on timeout.
+  bool subscribe_both(worker_under_test& a, worker_under_test& b, const std::string& room) {
+    a.broker->subscribe(room);
+    b.broker->subscribe(room);
+    return run_until([&] { return a.broker->flowing() && a.broker->confirmed(room) && b.broker->confirmed(room); });
   }
 
   std::string numsub(const std::string& channel) {
@@ -145,9 +158,7 @@ TEST_F(RedisBroker, JoinAndPublishInOneTurnIsDeliveredOnce) {
 TEST_F(RedisBroker, OutageDeliversLocallyThenResendsWithoutDuplicates) {
   auto& a = add_worker();
   auto& b = add_worker();
-  a.broker->subscribe("R");
-  b.broker->subscribe("R");
-  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
 
   server_.kill();
   ASSERT_TRUE(run_until([&] { return !a.broker->flowing() && !b.broker->confirmed("R"); }));
@@ -181,9 +192,7 @@ TEST_F(RedisBroker, OutageDeliversLocallyThenResendsWithoutDuplicates) {
 TEST_F(RedisBroker, ABufferOverflowDropsTheOldestAndCountsThem) {
   auto& a = add_worker(3);
   auto& b = add_worker(3);
-  a.broker->subscribe("R");
-  b.broker->subscribe("R");
-  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
   server_.kill();
   ASSERT_TRUE(run_until([&] { return !a.broker->flowing(); }));
   for (int i = 1; i <= 10; ++i) a.broker->publish("R", std::to_string(i));
@@ -206,9 +215,7 @@ TEST_F(RedisBroker, TheFlushAfterAnOutageWaitsForTheEarlierSubscribers) {
     o.connection.backoff_min = 2000ms;  // reconnects 1-2 s after the outage, long after `a`
     o.connection.backoff_max = 2000ms;
   });
-  a.broker->subscribe("R");
-  b.broker->subscribe("R");
-  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
   a.broker->publish("R", "0");  // its reply tells `a` that R has two subscribers
   ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 1; }));
 
@@ -231,9 +238,7 @@ TEST_F(RedisBroker, TheFlushAfterAnOutageWaitsForTheEarlierSubscribers) {
 TEST_F(RedisBroker, APeerThatNeverComesBackIsCountedAsMissed) {
   auto& a = add_worker(10000, [](redis_broker_options& o) { o.resubscribe_wait = 300ms; });
   auto& b = add_worker();
-  a.broker->subscribe("R");
-  b.broker->subscribe("R");
-  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
   a.broker->publish("R", "0");
   ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 1; }));
 
@@ -250,9 +255,7 @@ TEST_F(RedisBroker, APeerThatNeverComesBackIsCountedAsMissed) {
 TEST_F(RedisBroker, ALostSubscriptionIsRepaired) {
   auto& a = add_worker();
   auto& b = add_worker();
-  a.broker->subscribe("R");
-  b.broker->subscribe("R");
-  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->confirmed("R") && b.broker->confirmed("R"); }));
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
   // Redis drops every subscriber (as on client-output-buffer-limit).
   EXPECT_EQ(server_.command({"CLIENT", "KILL", "TYPE", "pubsub"}), "2");
   ASSERT_TRUE(run_until([&] { return !b.broker->confirmed("R"); }));
@@ -277,9 +280,7 @@ TEST_F(RedisBroker, ForeignMessagesAreDeliveredAsTheyAre) {
 TEST_F(RedisBroker, AuthAndSelectWhenConfigured) {
   server_.kill();
   ASSERT_TRUE(server_.start({"--requirepass", "pw"}));
-  redis_broker_options o;
-  o.connection.backoff_min = 20ms;
-  o.connection.backoff_max = 200ms;
+  const redis_broker_options o = fast_reconnects();
   std::vector<std::string> got;
   auto ep = parse_redis_url("redis://:pw@127.0.0.1:" + std::to_string(server_.port()) + "/2");
   redis_broker good(
