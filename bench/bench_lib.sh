@@ -1,10 +1,17 @@
 # Shell helpers shared by the benchmark scripts (sourced, not run).
 # Each script sets LOG_TAG (e.g. run_fanout) and WORK (its scratch directory).
 
+# Where things are: the repository, bench/, and where results go.
+BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$BENCH")
+RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
+
 die() { echo "$LOG_TAG: $*" >&2; exit 2; }
 
 # The scripts' shared command line: --quick sets QUICK=1; -h/--help prints
 # the calling script's header comment (lines 2..HELP_END) and exits.
+# QUIET_WAIT defaults to 120 s, and to 0 with --quick: a smoke test does not
+# care about the figures.
 parse_bench_args() {  # parse_bench_args HELP_END "$@"
   local help_end=$1 arg
   shift
@@ -15,6 +22,31 @@ parse_bench_args() {  # parse_bench_args HELP_END "$@"
       -h|--help) sed -n "2,${help_end}p" "${BASH_SOURCE[1]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
       *) die "unknown argument $arg (try --help)" ;;
     esac
+  done
+  if ((QUICK)); then QUIET_WAIT=${QUIET_WAIT:-0}; else QUIET_WAIT=${QUIET_WAIT:-120}; fi
+}
+
+# bin_beside OVERRIDE ANCHOR NAME: the binary to run: OVERRIDE if set, else
+# NAME beside the ANCHOR binary if it is there, else build/bin/NAME.
+bin_beside() {
+  local override=$1 beside
+  beside="$(dirname "$2")/$3"
+  if [[ -n "$override" ]]; then
+    echo "$override"
+  elif [[ -x "$beside" ]]; then
+    echo "$beside"
+  else
+    echo "$ROOT/build/bin/$3"
+  fi
+}
+
+need_node_modules() {  # need_node_modules PACKAGE...: npm ci in bench/ unless all are installed
+  local p
+  for p in "$@"; do
+    [[ -d "$BENCH/node_modules/$p" ]] && continue
+    echo "[$LOG_TAG] installing the Node peers' packages (npm ci in bench/)" >&2
+    (cd "$BENCH" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    return 0
   done
 }
 
@@ -33,6 +65,23 @@ stop_pid() {  # stop_pid PID NAME: SIGTERM, SIGKILL after 10 s, reaped
     fi
   fi
   wait "$pid" 2>/dev/null || true
+}
+
+stop_server() {  # stop_server [NAME]: stops SERVER_PID (see stop_pid) and forgets it
+  stop_pid "$SERVER_PID" "${1:-server}"
+  SERVER_PID=""
+}
+
+stop_redis() {
+  stop_pid "$REDIS_PID" redis-server
+  REDIS_PID=""
+}
+
+# The scripts that run one server (and Redis) at a time: whatever still runs
+# is stopped, and WORK removed, however the script ends.
+stop_all_on_exit() {
+  trap 'stop_server; stop_redis; rm -rf "$WORK"' EXIT
+  trap 'exit 130' INT TERM
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -133,6 +182,50 @@ start_rooms_server() {
       done
       ;;
   esac
+}
+
+# check_run NAME STEM RC: after one loadgen run (stdout in STEM.txt, stderr
+# in STEM.err, exit code RC), shows its summary and sets ALIVE (true/false:
+# SERVER_PID still runs); returns 1 if the load generator failed or the
+# server died.
+check_run() {
+  local name=$1 stem=$2 rc=$3 failed=0
+  sed 's/^/    /' "$stem.txt" >&2
+  ALIVE=true
+  kill -0 "$SERVER_PID" 2>/dev/null || ALIVE=false
+  ((rc == 0)) || { echo "[$LOG_TAG] $name: loadgen exit code $rc" >&2; tail -3 "$stem.err" >&2; failed=1; }
+  [[ $ALIVE == true ]] || { echo "[$LOG_TAG] $name: the server died" >&2; failed=1; }
+  return $failed
+}
+
+# annotate_run JSON LOG LINES KEY=VALUE...: adds the pairs to one run's
+# loadgen JSON (a value that parses as JSON, a number or true/false, is
+# stored as such, any other as a string) and the last LINES lines of the
+# server's LOG. A run that wrote no JSON gets an "error" entry instead.
+annotate_run() {
+  python3 - "$@" <<'EOF'
+import json, sys
+path, log, lines, *pairs = sys.argv[1:]
+try:
+    d = json.load(open(path))
+except Exception as e:
+    d = {"error": f"no loadgen JSON: {e}"}
+for pair in pairs:
+    key, value = pair.split("=", 1)
+    try:
+        d[key] = json.loads(value)
+    except ValueError:
+        d[key] = value
+d["server_log_tail"] = open(log, errors="replace").read().splitlines()[-int(lines):]
+json.dump(d, open(path, "w"), indent=1)
+EOF
+}
+
+results_file() {  # results_file NAME: RESULTS_DIR/NAME-<date>[-quick].json (RESULTS_DIR created)
+  local suffix=""
+  ((QUICK)) && suffix="-quick"
+  mkdir -p "$RESULTS_DIR"
+  echo "$RESULTS_DIR/$1-$(date -u +%Y-%m-%d)$suffix.json"
 }
 
 rss_kib() {  # rss_kib PID: VmRSS of a process in KiB (0 if gone)

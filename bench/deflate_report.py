@@ -9,12 +9,12 @@ A combined results file (bench/results/deflate-*.json) is accepted as input
 too, to print its tables again.
 """
 import argparse
-import datetime
-import hashlib
 import json
 import os
 import platform
 import sys
+
+from report_lib import by_magnitude, read_runs, row, rule, sha256_16, utc_now
 
 WORKLOADS = {
     "seed": "seed workload: 1,000 connections x 256 B JSON text every 10 ms (100k msg/s offered), echo",
@@ -30,19 +30,24 @@ def fmt(v, unit=""):
         return f"{v:.0f}%"
     if unit == "x":
         return f"{v:.2f}x" if v >= 0.01 else f"{v:.2g}x"
-    if abs(v) >= 1e6:
-        return f"{v / 1e6:.2f}M{unit and ' ' + unit}"
-    if abs(v) >= 1e4:
-        return f"{v / 1e3:.1f}k{unit and ' ' + unit}"
-    if abs(v) >= 100:
-        return f"{v:.0f}{unit and ' ' + unit}"
-    if abs(v) >= 10:
-        return f"{v:.1f}{unit and ' ' + unit}"
-    return f"{v:.2f}{unit and ' ' + unit}"
+    suffix = unit and " " + unit
+    return by_magnitude(v, ((1e6, 1e6, "{:.2f}M"), (1e4, 1e3, "{:.1f}k"), (100, 1, "{:.0f}"), (10, 1, "{:.1f}"),
+                            (0, 1, "{:.2f}")), suffix)
 
 
 def per(a, b):
     return a / b if a is not None and b else None
+
+
+def wire_figures(bytes_in, bytes_out, compressed_in, compressed_out, secs, messages):
+    """What went over the sockets in the window: the same rows for echoes and deliveries."""
+    return {
+        "wire_in_mb_s": per(bytes_in, secs * 1e6),
+        "wire_out_mb_s": per(bytes_out, secs * 1e6),
+        "wire_in_bytes_per_msg": per(bytes_in, messages),
+        "compressed_in": compressed_in,
+        "compressed_out": compressed_out,
+    }
 
 
 def echo_figures(r):
@@ -59,11 +64,8 @@ def echo_figures(r):
         "server_cpu_us_per_msg": per(cpu_s * 1e6 if cpu_s is not None else None, got),
         "loadgen_cpu_pct": r.get("loadgen_cpu", {}).get("pct_of_core"),
         "other_cpu_pct": r.get("machine_cpu", {}).get("other_pct_of_core"),
-        "wire_in_mb_s": per(r.get("wire_bytes_in"), secs * 1e6),
-        "wire_out_mb_s": per(r.get("wire_bytes_out"), secs * 1e6),
-        "wire_in_bytes_per_msg": per(r.get("wire_bytes_in"), got),
-        "compressed_in": r.get("compressed_in"),
-        "compressed_out": r.get("compressed_out"),
+        **wire_figures(r.get("wire_bytes_in"), r.get("wire_bytes_out"), r.get("compressed_in"), r.get("compressed_out"),
+                       secs, got),
         "rss_per_conn_kib": s.get("rss_per_conn_kib"),
         "rss_end_mib": s.get("rss_end_kib", 0) / 1024 if s else None,
         "connections": r.get("established"),
@@ -97,11 +99,8 @@ def broadcast_figures(r):
         "redis_cpu_pct": procs.get("redis", {}).get("pct"),
         "server_cpu_us_per_msg": per(server_pct * secs * 1e4 if server_pct is not None else None, delivered),
         "loadgen_cpu_pct": cpu.get("loadgen", {}).get("pct"),
-        "wire_in_mb_s": per(wire.get("bytes_in"), secs * 1e6),
-        "wire_out_mb_s": per(wire.get("bytes_out"), secs * 1e6),
-        "wire_in_bytes_per_msg": per(wire.get("bytes_in"), delivered),
-        "compressed_in": wire.get("compressed_in"),
-        "compressed_out": wire.get("compressed_out"),
+        **wire_figures(wire.get("bytes_in"), wire.get("bytes_out"), wire.get("compressed_in"),
+                       wire.get("compressed_out"), secs, delivered),
         "rss_per_conn_kib": rss_growth,
         "rss_end_mib": sum(v.get("rss_kib", 0) for k, v in procs.items() if k != "redis") / 1024 if procs else None,
         "ok": r.get("loadgen_exit") == 0 and r.get("server_alive", False) and not r.get("failed", True),
@@ -158,37 +157,27 @@ def tables(runs):
         figures = {r["kind"]: (broadcast_figures(r) if wl == "broadcast" else echo_figures(r)) for r in mine}
         kinds = [r["kind"] for r in mine]
         out.append(f"\n### {title}\n")
-        out.append("| metric | " + " | ".join(kinds) + " |")
-        out.append("|---|" + "---:|" * len(kinds))
+        out.append(row("metric", *kinds))
+        out.append(rule(1, len(kinds)))
         for key, label, unit in ROWS[wl]:
-            cells = [fmt(figures[k].get(key), unit) for k in kinds]
-            out.append(f"| {label} | " + " | ".join(cells) + " |")
-        out.append("| checks (echo/delivery, errors, server alive) | " +
-                   " | ".join("ok" if figures[k]["ok"] else "**FAILED**" for k in kinds) + " |")
+            out.append(row(label, *(fmt(figures[k].get(key), unit) for k in kinds)))
+        out.append(row("checks (echo/delivery, errors, server alive)",
+                       *("ok" if figures[k]["ok"] else "**FAILED**" for k in kinds)))
         disturbed = [r["kind"] for r in mine if r.get("disturbed")]
         if disturbed:
             out.append(f"\nStarted with the load average at or above 1.0 (disturbed): {', '.join(disturbed)}.")
         ratio_rows = [(a, b, what) for a, b, what in RATIOS[wl] if a in figures and b in figures]
         if ratio_rows:
-            out.append("\n| ratio | " + " | ".join(lbl for key, lbl, _ in ROWS[wl] if key in RATIO_METRICS) + " |")
-            out.append("|---|" + "---:|" * sum(1 for key, _, _ in ROWS[wl] if key in RATIO_METRICS))
+            metrics = [(key, label) for key, label, _ in ROWS[wl] if key in RATIO_METRICS]
+            out.append("\n" + row("ratio", *(label for _, label in metrics)))
+            out.append(rule(1, len(metrics)))
             for a, b, what in ratio_rows:
                 cells = []
-                for key, _, _ in ROWS[wl]:
-                    if key not in RATIO_METRICS:
-                        continue
+                for key, _ in metrics:
                     x, y = figures[a].get(key), figures[b].get(key)
                     cells.append(fmt(x / y, "x") if x is not None and y else "-")
-                out.append(f"| {what} | " + " | ".join(cells) + " |")
+                out.append(row(what, *cells))
     return "\n".join(out)
-
-
-def sha256_prefix(path):
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()[:16]
-    except OSError:
-        return None
 
 
 def main():
@@ -198,20 +187,11 @@ def main():
     ap.add_argument("--gateway")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
-    runs = []
-    meta = None
-    for path in a.runs:
-        with open(path) as f:
-            d = json.load(f)
-        if "runs" in d:
-            runs += d["runs"]
-            meta = d.get("meta")
-        else:
-            runs.append(d)
+    runs, meta = read_runs(a.runs)
     if meta is None:
-        meta = {"date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "quick": a.quick == "1", "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus",
-                "kernel": platform.release(), "gateway_sha256": sha256_prefix(a.gateway) if a.gateway else None}
+        meta = {"date_utc": utc_now(), "quick": a.quick == "1",
+                "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus",
+                "kernel": platform.release(), "gateway_sha256": sha256_16(a.gateway) if a.gateway else None}
     text = tables(runs)
     print(f"Run of {meta['date_utc']}{' (quick)' if meta.get('quick') else ''}, gateway sha256 "
           f"{meta.get('gateway_sha256')}")

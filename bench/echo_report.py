@@ -10,6 +10,8 @@ import platform
 import subprocess
 import sys
 
+from report_lib import by_magnitude, rule, sha256_16, utc_now
+
 # Server kinds, in column order. "workers" is the full path: the gateway plus
 # framegate-worker processes, each message crossing the link to a worker's /echo app.
 PEERS = ("framegate", "workers", "ws")
@@ -131,25 +133,17 @@ def fmt(value, unit):
         return f"{value:,.0f}"
     if unit.startswith("%"):
         return f"{value:.0f}%"
-    if abs(value) >= 100:
-        return f"{value:,.0f} {unit}"
-    if abs(value) >= 10:
-        return f"{value:.1f} {unit}"
-    if abs(value) >= 1:
-        return f"{value:.2f} {unit}"
-    return f"{value:.3f} {unit}"
+    return by_magnitude(value, ((100, 1, "{:,.0f}"), (10, 1, "{:.1f}"), (1, 1, "{:.2f}"), (0, 1, "{:.3f}")), " " + unit)
 
 
 def binary_identity(path):
     """Which gateway build was measured: its hash and modification time."""
-    import hashlib
+    digest = sha256_16(path)
     try:
-        with open(path, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()[:16]
         mtime = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
-        return {"sha256_16": digest, "built": mtime.isoformat(timespec="seconds")}
     except OSError:
-        return {}
+        digest = None
+    return {"sha256_16": digest, "built": mtime.isoformat(timespec="seconds")} if digest else {}
 
 
 def machine_info():
@@ -247,7 +241,7 @@ def main():
     peers = [p for p in PEERS if p in wanted]
 
     result = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": utc_now(),
         "quick": args.quick == "1",
         "machine": machine_info(),
         "peers": peers,
@@ -265,7 +259,7 @@ def main():
     lines = []
     lines.append("| workload | metric | " + " | ".join(LABELS[p] for p in peers) + " | " +
                  " | ".join(k for k, _, _ in ratios) + " |")
-    lines.append("|---|---|" + "---:|" * (len(peers) + len(ratios)))
+    lines.append(rule(2, len(peers) + len(ratios)))
     problems = []
     rows_by_key = {}
     for wid, title_fmt in WORKLOADS:

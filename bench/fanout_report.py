@@ -9,11 +9,12 @@ A combined results file (bench/results/fanout-*.json) is accepted as input
 too, to print its tables again.
 """
 import argparse
-import datetime
 import json
 import os
 import platform
 import sys
+
+from report_lib import by_magnitude, read_runs, row, rule, utc_now
 
 WORKLOADS = {
     "1room-100k": "1 room, 1,000 members, 10 publishers x 10/s (100k/s offered)",
@@ -30,21 +31,13 @@ TARGETS = {  # TARGETS.md, fan-out: framegate target through Redis
 def fmt_rate(v):
     if v is None:
         return "-"
-    if v >= 1e6:
-        return f"{v / 1e6:.2f}M"
-    if v >= 1e3:
-        return f"{v / 1e3:.1f}k"
-    return f"{v:.0f}"
+    return by_magnitude(v, ((1e6, 1e6, "{:.2f}M"), (1e3, 1e3, "{:.1f}k"), (0, 1, "{:.0f}")))
 
 
 def fmt_ms(v):
     if v is None:
         return "-"
-    if v >= 1000:
-        return f"{v / 1000:.2f} s"
-    if v >= 10:
-        return f"{v:.0f} ms"
-    return f"{v:.2f} ms"
+    return by_magnitude(v, ((1000, 1000, "{:.2f} s"), (10, 1, "{:.0f} ms"), (0, 1, "{:.2f} ms")))
 
 
 def summarize(run):
@@ -91,18 +84,13 @@ def main():
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
 
-    runs = []
-    for path in a.runs:
-        with open(path) as f:
-            d = json.load(f)
-        # A combined results file (re-rendering an earlier run) or one run.
-        runs.extend(d["runs"] if "runs" in d else [d])
+    runs, _ = read_runs(a.runs)
     for r in runs:
         r["summary"] = summarize(r)
 
     doc = {
         "benchmark": "fanout-through-redis",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": utc_now(),
         "quick": a.quick == "1",
         "duration_s": a.duration,
         "workers": a.workers,
@@ -120,8 +108,9 @@ def main():
     order = [w for w in WORKLOADS if any(k[0] == w for k in by)]
     servers = [s for s in ("framegate", "node") if any(k[1] == s for k in by)]
 
-    print("| workload | server | delivered/s | delivered % | p50 | p99 | p99.9 | max | lost (holes) | dup / reorder / bad |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(row("workload", "server", "delivered/s", "delivered %", "p50", "p99", "p99.9", "max", "lost (holes)",
+              "dup / reorder / bad"))
+    print(rule(10))
     for w in order:
         for s in servers:
             m = by.get((w, s))
@@ -140,8 +129,8 @@ def main():
     print()
     print("CPU over the measured window, % of one core (2 cores in all):")
     print()
-    print("| workload | server | gateway / primary | workers (each) | redis-server | loadgen | total |")
-    print("|---|---|---|---|---|---|---|")
+    print(row("workload", "server", "gateway / primary", "workers (each)", "redis-server", "loadgen", "total"))
+    print(rule(7))
     for w in order:
         for s in servers:
             m = by.get((w, s))

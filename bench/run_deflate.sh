@@ -31,28 +31,23 @@
 # run failed its checks (echo mismatches, bad deliveries, errors) or a server died.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BENCH="$ROOT/bench"
 LOG_TAG=run_deflate
 # shellcheck source=bench/bench_lib.sh
-source "$BENCH/bench_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 FRAMEGATE=${FRAMEGATE_BIN:-$ROOT/build/bin/framegate}
 BIN_DIR=$(dirname "$FRAMEGATE")
 GATEWAY=$BIN_DIR/framegate-gateway
 LOADGEN=$BIN_DIR/framegate-loadgen
 WORKLOADS=${WORKLOADS:-seed broadcast idle}
-RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
 WORKERS=2
 parse_bench_args 31 "$@"
 if ((QUICK)); then
-  QUIET_WAIT=${QUIET_WAIT:-0}
   SEED_ARGS=(--mode rate --connections 200 --size 256 --rate-per-conn-ms 10 --warmup 0.5 --duration 3)
   BROADCAST_ARGS=(--mode rooms --rooms 1 --members 200 --publishers 5 --publish-rate 10 --duration 3)
   IDLE_N=2000
   IDLE_ARGS=(--mode idle --connections $IDLE_N --duration 1 --source-ips 127.0.0.2,127.0.0.3)
 else
-  QUIET_WAIT=${QUIET_WAIT:-120}
   SEED_ARGS=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 10 --warmup 2 --duration 20)
   BROADCAST_ARGS=(--mode rooms --rooms 1 --members 1000 --publishers 10 --publish-rate 10 --duration 15)
   IDLE_N=15000
@@ -64,23 +59,13 @@ for b in "$FRAMEGATE" "$GATEWAY" "$LOADGEN"; do [[ -x "$b" ]] || die "$b not fou
 "$LOADGEN" --help | grep -q -- '--deflate ' || die "$LOADGEN has no --deflate: rebuild framegate-loadgen"
 command -v node >/dev/null || die "node is required for the ws peers"
 command -v redis-server >/dev/null || die "redis-server is required for the broadcast workload"
-if [[ ! -d "$BENCH/node_modules/ws" || ! -d "$BENCH/node_modules/redis" ]]; then
-  echo "[run_deflate] installing the Node peers' packages (npm ci in bench/)" >&2
-  (cd "$BENCH" && npm ci --no-audit --no-fund --loglevel=error >&2)
-fi
+need_node_modules ws redis
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 WORK=$(mktemp -d /tmp/deflate-bench.XXXXXX)
 SERVER_PID="" REDIS_PID="" LINK_DIR=""
 declare -a PROBES=()
-cleanup() {
-  stop_pid "$SERVER_PID" server
-  SERVER_PID=""
-  stop_pid "$REDIS_PID" redis-server
-  REDIS_PID=""
-}
-trap 'cleanup; rm -rf "$WORK"' EXIT
-trap 'exit 130' INT TERM
+stop_all_on_exit
 
 # The gateway's and ws's options, and the load generator's, for one kind.
 server_args() {
@@ -106,15 +91,13 @@ start_echo_server() {
   case "$kind" in
     framegate*)
       "$GATEWAY" --echo --listen 127.0.0.1:0 --threads 1 --admin off $(server_args "$kind") >"$WORK/server.log" 2>&1 &
-      SERVER_PID=$!
-      wait_listening "$WORK/server.log" 'listening on [0-9.]+:[0-9]+'
       ;;
     ws*)
       node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 $(server_args "$kind") >"$WORK/server.log" 2>&1 &
-      SERVER_PID=$!
-      wait_listening "$WORK/server.log" 'listening on [0-9.]+:[0-9]+'
       ;;
   esac
+  SERVER_PID=$!
+  wait_listening "$WORK/server.log" 'listening on [0-9.]+:[0-9]+'
 }
 
 kinds_of() {
@@ -131,7 +114,8 @@ for wl in $WORKLOADS; do
   case "$wl" in seed|broadcast|idle) ;; *) die "WORKLOADS: unknown workload '$wl'" ;; esac
   for kind in $(kinds_of "$wl"); do
     wait_quiet
-    out="$WORK/$wl.$kind.json"
+    stem="$WORK/$wl.$kind"
+    out="$stem.json"
     rss_before=0
     set +e
     if [[ $wl == broadcast ]]; then
@@ -143,7 +127,7 @@ for wl in $WORKLOADS; do
       echo "[run_deflate] $wl against $kind on port $PORT (load $LOAD_BEFORE)" >&2
       # shellcheck disable=SC2046
       "$LOADGEN" --url "ws://127.0.0.1:$PORT/rooms" "${BROADCAST_ARGS[@]}" $(loadgen_args "$kind") "${PROBES[@]}" \
-        --json "$out" --no-progress >"$WORK/$wl.$kind.txt" 2>"$WORK/$wl.$kind.err"
+        --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
     else
       start_echo_server "$kind"
       args=("${SEED_ARGS[@]}")
@@ -151,40 +135,21 @@ for wl in $WORKLOADS; do
       echo "[run_deflate] $wl against $kind on port $PORT (load $LOAD_BEFORE)" >&2
       # shellcheck disable=SC2046
       "$LOADGEN" --url "ws://127.0.0.1:$PORT/" --opcode text --payload json "${args[@]}" $(loadgen_args "$kind") \
-        --server-pid "$SERVER_PID" --json "$out" --no-progress >"$WORK/$wl.$kind.txt" 2>"$WORK/$wl.$kind.err"
+        --server-pid "$SERVER_PID" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
     fi
     rc=$?
     set -e
-    sed 's/^/    /' "$WORK/$wl.$kind.txt" >&2
-    alive=true
-    kill -0 "$SERVER_PID" 2>/dev/null || alive=false
-    ((rc == 0)) || { echo "[run_deflate] $wl/$kind: loadgen exit code $rc" >&2; tail -3 "$WORK/$wl.$kind.err" >&2; status=1; }
-    [[ $alive == true ]] || { echo "[run_deflate] $wl/$kind: the server died" >&2; status=1; }
-    stop_pid "$SERVER_PID" "$kind"
-    SERVER_PID=""
-    python3 - "$out" "$wl" "$kind" "$rc" "$alive" "$LOAD_BEFORE" "$DISTURBED" "$rss_before" "$WORK/server.log" <<'EOF'
-import json, sys
-path, wl, kind, rc, alive, load, dist, rss_before, log = sys.argv[1:]
-try:
-    d = json.load(open(path))
-except Exception as e:
-    d = {"error": f"no loadgen JSON: {e}"}
-d.update({"workload": wl, "kind": kind, "loadgen_exit": int(rc), "server_alive": alive == "true",
-          "load_before": float(load), "disturbed": dist == "true", "gateway_rss_before_kib": int(rss_before)})
-d["server_log_tail"] = open(log, errors="replace").read().splitlines()[-6:]
-json.dump(d, open(path, "w"), indent=1)
-EOF
+    check_run "$wl/$kind" "$stem" "$rc" || status=1
+    stop_server "$kind"
+    annotate_run "$out" "$WORK/server.log" 6 workload="$wl" kind="$kind" loadgen_exit="$rc" server_alive="$ALIVE" \
+      load_before="$LOAD_BEFORE" disturbed="$DISTURBED" gateway_rss_before_kib="$rss_before"
     runs+=("$out")
-    stop_pid "$REDIS_PID" redis-server
-    REDIS_PID=""
+    stop_redis
     sleep 1  # TIME_WAIT sockets and freed memory settle between runs
   done
 done
 
-mkdir -p "$RESULTS_DIR"
-suffix=""
-((QUICK)) && suffix="-quick"
-result="$RESULTS_DIR/deflate-$(date -u +%Y-%m-%d)$suffix.json"
+result=$(results_file deflate)
 python3 "$BENCH/deflate_report.py" --out "$result" --quick "$QUICK" --gateway "$GATEWAY" "${runs[@]}"
 echo "[run_deflate] results: $result" >&2
 exit $status

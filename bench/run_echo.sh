@@ -30,27 +30,16 @@
 # its echo checks or a server died.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BENCH="$ROOT/bench"
 LOG_TAG=run_echo
 # shellcheck source=bench/bench_lib.sh
-source "$BENCH/bench_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 GATEWAY=${FRAMEGATE_GATEWAY_BIN:-$ROOT/build/bin/framegate-gateway}
-if [[ -z "${FRAMEGATE_LOADGEN_BIN:-}" ]]; then
-  FRAMEGATE_LOADGEN_BIN="$(dirname "$GATEWAY")/framegate-loadgen"
-  [[ -x "$FRAMEGATE_LOADGEN_BIN" ]] || FRAMEGATE_LOADGEN_BIN="$ROOT/build/bin/framegate-loadgen"
-fi
-LOADGEN=$FRAMEGATE_LOADGEN_BIN
-if [[ -z "${FRAMEGATE_WORKER_BIN:-}" ]]; then
-  FRAMEGATE_WORKER_BIN="$(dirname "$GATEWAY")/framegate-worker"
-  [[ -x "$FRAMEGATE_WORKER_BIN" ]] || FRAMEGATE_WORKER_BIN="$ROOT/build/bin/framegate-worker"
-fi
-WORKER=$FRAMEGATE_WORKER_BIN
+LOADGEN=$(bin_beside "${FRAMEGATE_LOADGEN_BIN:-}" "$GATEWAY" framegate-loadgen)
+WORKER=$(bin_beside "${FRAMEGATE_WORKER_BIN:-}" "$GATEWAY" framegate-worker)
 PEERS=${PEERS:-framegate workers ws}
 WORKERS=${WORKERS:-1}
 GATEWAY_THREADS=${GATEWAY_THREADS:-1}
 OPCODE=${OPCODE:-text}
-RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
 
 parse_bench_args 29 "$@"
 
@@ -69,11 +58,7 @@ if has_peer ws; then
   command -v node >/dev/null || die "node is required for the ws peer"
 fi
 command -v python3 >/dev/null || die "python3 is required for the report"
-
-if has_peer ws && [[ ! -d "$BENCH/node_modules/ws" ]]; then
-  echo "[run_echo] installing the Node peer's packages (npm ci in bench/)" >&2
-  (cd "$BENCH" && npm ci --no-audit --no-fund --loglevel=error >&2)
-fi
+if has_peer ws; then need_node_modules ws; fi
 
 # Both servers and the load generator need thousands of descriptors.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -106,8 +91,6 @@ busy_pct() {  # machine-wide busy CPU over 1 s, in % of one core
   b=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat)
   awk -v a="$a" -v b="$b" -v hz="$(getconf CLK_TCK)" 'BEGIN{split(a,x," "); split(b,y," "); printf "%d", (y[1]-x[1])*100/hz}'
 }
-# A smoke test does not care about the figures: no waiting by default.
-if [[ $QUICK == 1 ]]; then QUIET_WAIT=${QUIET_WAIT:-0}; else QUIET_WAIT=${QUIET_WAIT:-120}; fi
 wait_quiet() {  # before each run: up to QUIET_WAIT s for the machine to be idle
   local waited busy
   for ((waited = 0; ; waited += 3)); do
@@ -134,7 +117,7 @@ LINK_DIR=""        # workers kind: the private link directory
 SAMPLER_PID=""
 FAILED=0
 
-stop_server() {
+stop_servers() {  # the sampler, the workers and the gateway (or node)
   if [[ -n "$SAMPLER_PID" ]]; then
     kill -TERM "$SAMPLER_PID" 2>/dev/null || true
     wait "$SAMPLER_PID" 2>/dev/null || true
@@ -146,17 +129,14 @@ stop_server() {
   for i in "${!WORKER_PIDS[@]}"; do stop_pid "${WORKER_PIDS[$i]}" "worker ${WORKER_IDS[$i]}"; done
   WORKER_PIDS=()
   WORKER_IDS=()
-  if [[ -n "$SERVER_PID" ]]; then
-    stop_pid "$SERVER_PID" server
-    SERVER_PID=""
-  fi
+  stop_server server
   if [[ -n "$LINK_DIR" ]]; then
     rm -rf "$LINK_DIR"
     LINK_DIR=""
   fi
 }
 cleanup() {
-  stop_server
+  stop_servers
   rm -rf "$RAW_DIR"
 }
 trap cleanup EXIT
@@ -330,7 +310,7 @@ run_one() {
   fi
   printf '{"exit_code": %d, "server_alive": %s, "workers": %d}\n' "$rc" "$([[ $alive == 1 ]] && echo true || echo false)" \
     "$([[ $kind == workers ]] && echo "$WORKERS" || echo 0)" >"$RAW_DIR/$workload.$kind.status.json"
-  stop_server
+  stop_servers
   sleep 1  # let TIME_WAIT sockets and the freed memory settle between runs
 }
 

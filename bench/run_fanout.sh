@@ -34,31 +34,18 @@
 # misrouted or malformed deliveries) or a server died.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BENCH="$ROOT/bench"
 LOG_TAG=run_fanout
 # shellcheck source=bench/bench_lib.sh
-source "$BENCH/bench_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 FRAMEGATE=${FRAMEGATE_BIN:-$ROOT/build/bin/framegate}
-if [[ -z "${FRAMEGATE_LOADGEN_BIN:-}" ]]; then
-  FRAMEGATE_LOADGEN_BIN="$(dirname "$FRAMEGATE")/framegate-loadgen"
-  [[ -x "$FRAMEGATE_LOADGEN_BIN" ]] || FRAMEGATE_LOADGEN_BIN="$ROOT/build/bin/framegate-loadgen"
-fi
-LOADGEN=$FRAMEGATE_LOADGEN_BIN
+LOADGEN=$(bin_beside "${FRAMEGATE_LOADGEN_BIN:-}" "$FRAMEGATE" framegate-loadgen)
 PEERS=${PEERS:-framegate node}
 WORKLOADS=${WORKLOADS:-1room-100k 1room-1m 100rooms}
 WORKERS=${WORKERS:-2}
 LOADGEN_THREADS=${LOADGEN_THREADS:-1}
-RESULTS_DIR=${RESULTS_DIR:-$BENCH/results}
 
 parse_bench_args 34 "$@"
-if ((QUICK)); then
-  DURATION=${DURATION:-5}
-  QUIET_WAIT=${QUIET_WAIT:-0}
-else
-  DURATION=${DURATION:-15}
-  QUIET_WAIT=${QUIET_WAIT:-120}
-fi
+if ((QUICK)); then DURATION=${DURATION:-5}; else DURATION=${DURATION:-15}; fi
 
 [[ -x "$FRAMEGATE" ]] || die "framegate not found: $FRAMEGATE (build it, or set FRAMEGATE_BIN)"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build framegate-loadgen, or set FRAMEGATE_LOADGEN_BIN)"
@@ -73,24 +60,13 @@ for w in $WORKLOADS; do
 done
 if [[ " $PEERS " == *" node "* ]]; then
   command -v node >/dev/null || die "node is required for the Node cluster peer"
-  if [[ ! -d "$BENCH/node_modules/redis" || ! -d "$BENCH/node_modules/ws" ]]; then
-    echo "[run_fanout] installing the Node peer's packages (npm ci in bench/)" >&2
-    (cd "$BENCH" && npm ci --no-audit --no-fund --loglevel=error >&2)
-  fi
+  need_node_modules redis ws
 fi
 
 WORK=$(mktemp -d /tmp/fanout.XXXXXX)
 REDIS_PID="" SERVER_PID=""
 declare -a PROBES=()
-
-cleanup() {
-  stop_pid "$SERVER_PID" server
-  SERVER_PID=""
-  stop_pid "$REDIS_PID" redis-server
-  REDIS_PID=""
-}
-trap 'cleanup; rm -rf "$WORK"' EXIT
-trap 'exit 130' INT TERM
+stop_all_on_exit
 
 workload_args() {
   case "$1" in
@@ -110,45 +86,25 @@ for wl in $WORKLOADS; do
     note=""
     [[ $DISTURBED == true ]] && note=", disturbed"
     echo "[run_fanout] $wl against $kind on port $PORT (redis pid $REDIS_PID; load $LOAD_BEFORE$note)" >&2
-    out="$WORK/$wl.$kind.json"
+    stem="$WORK/$wl.$kind"
+    out="$stem.json"
     # shellcheck disable=SC2046
     set +e
     "$LOADGEN" --mode rooms --url "ws://127.0.0.1:$PORT/rooms" $(workload_args "$wl") \
       --threads "$LOADGEN_THREADS" --duration "$DURATION" --join-settle 1 --drain 2 --drain-max 10 \
-      --connect-rate 2000 "${PROBES[@]}" --json "$out" --no-progress >"$WORK/$wl.$kind.txt" 2>"$WORK/$wl.$kind.err"
+      --connect-rate 2000 "${PROBES[@]}" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
     rc=$?
     set -e
-    sed 's/^/    /' "$WORK/$wl.$kind.txt" >&2
-    alive=true
-    kill -0 "$SERVER_PID" 2>/dev/null || alive=false
-    ((rc == 0)) || { echo "[run_fanout] $wl/$kind: loadgen exit code $rc" >&2; tail -3 "$WORK/$wl.$kind.err" >&2; status=1; }
-    [[ $alive == true ]] || { echo "[run_fanout] $wl/$kind: the server died" >&2; status=1; }
-    load_after=$(cut -d' ' -f1 /proc/loadavg)
-    python3 - "$out" "$wl" "$kind" "$rc" "$alive" "$LOAD_BEFORE" "$load_after" "$DISTURBED" "$WORK/server.log" <<'EOF'
-import json, sys
-path, wl, kind, rc, alive, lb, la, dist, log = sys.argv[1:]
-try:
-    d = json.load(open(path))
-except Exception as e:
-    d = {"error": f"no loadgen JSON: {e}"}
-d.update({"workload": wl, "server": kind, "loadgen_exit": int(rc), "server_alive": alive == "true",
-          "load_before": float(lb), "load_after": float(la), "disturbed": dist == "true"})
-d["server_log_tail"] = open(log, errors="replace").read().splitlines()[-8:]
-json.dump(d, open(path, "w"), indent=1)
-EOF
+    check_run "$wl/$kind" "$stem" "$rc" || status=1
+    annotate_run "$out" "$WORK/server.log" 8 workload="$wl" server="$kind" loadgen_exit="$rc" server_alive="$ALIVE" \
+      load_before="$LOAD_BEFORE" load_after="$(cut -d' ' -f1 /proc/loadavg)" disturbed="$DISTURBED"
     runs+=("$out")
-    stop_pid "$SERVER_PID" "$kind"
-    SERVER_PID=""
-    stop_pid "$REDIS_PID" redis-server
-    REDIS_PID=""
+    stop_server "$kind"
+    stop_redis
   done
 done
 
-mkdir -p "$RESULTS_DIR"
-stamp=$(date -u +%Y-%m-%d)
-suffix=""
-if ((QUICK)); then suffix="-quick"; fi
-result="$RESULTS_DIR/fanout-$stamp$suffix.json"
+result=$(results_file fanout)
 python3 "$BENCH/fanout_report.py" --out "$result" --quick "$QUICK" --duration "$DURATION" \
   --loadgen-threads "$LOADGEN_THREADS" --workers "$WORKERS" "${runs[@]}"
 echo "[run_fanout] results: $result" >&2

@@ -1,11 +1,9 @@
 // framegate-loadgen: entry point. Parses options, raises the open-file limit,
 // runs one worker thread per --threads, drives the phases (connect, warm-up,
 // measure, drain, close), prints a progress line every second and the summary.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -13,45 +11,24 @@
 
 #include "clock.hpp"
 #include "options.hpp"
+#include "process.hpp"
 #include "report.hpp"
 #include "rooms.hpp"
 #include "server_probe.hpp"
+#include "thread_share.hpp"
 #include "worker.hpp"
 
 namespace {
 
 using namespace loadgen;
 
-volatile std::sig_atomic_t g_signalled = 0;
-extern "C" void on_signal(int) { g_signalled = 1; }
-
-cpu_usage process_cpu() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);  // all threads of the process
-  auto secs = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
-  return {secs(ru.ru_utime), secs(ru.ru_stime)};
-}
-
-cpu_usage operator-(const cpu_usage& a, const cpu_usage& b) { return {a.user_s - b.user_s, a.sys_s - b.sys_s}; }
-
-// Each connection needs a descriptor: take everything the hard limit allows.
-void raise_nofile_limit(std::uint32_t connections) {
-  rlimit rl{};
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-  if (rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &rl);
-    getrlimit(RLIMIT_NOFILE, &rl);
-  }
-  if (rl.rlim_cur != RLIM_INFINITY && connections + 32 > rl.rlim_cur) {
+// Even the hard limit may leave too few descriptors: say so before the connects fail.
+void check_nofile_limit(std::uint32_t connections) {
+  const rlim_t limit = raise_nofile_limit();
+  if (limit != 0 && limit != RLIM_INFINITY && connections + 32 > limit) {
     std::fprintf(stderr, "[loadgen] warning: %u connections but only %llu open files allowed; the rest will fail\n",
-                 connections, static_cast<unsigned long long>(rl.rlim_cur));
+                 connections, static_cast<unsigned long long>(limit));
   }
-}
-
-void sleep_until(std::uint64_t t) {
-  const timespec ts{static_cast<time_t>(t / ns_per_s), static_cast<long>(t % ns_per_s)};
-  clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
 }
 
 struct totals_now {
@@ -98,12 +75,8 @@ int main(int argc, char** argv) {
   const options& opts = *parsed;
   if (opts.run_mode == mode::rooms) return run_rooms(opts);
 
-  std::signal(SIGPIPE, SIG_IGN);  // a vanished server must be an error count, not a dead process
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  raise_nofile_limit(opts.connections);
+  install_signal_handlers();
+  check_nofile_limit(opts.connections);
 
   shared_state shared;
   const std::uint64_t run_start = now_ns();
@@ -129,16 +102,12 @@ int main(int argc, char** argv) {
   };
   probe(server_before);
 
-  // Connection i goes to thread i % threads: each thread gets an even share
-  // and, in rate mode, send slots spread over the whole interval.
   std::vector<std::unique_ptr<worker_progress>> progress;
   std::vector<std::unique_ptr<worker>> workers;
   for (unsigned t = 0; t < opts.threads; ++t) {
-    std::vector<std::uint32_t> mine;
-    for (std::uint32_t i = t; i < opts.connections; i += opts.threads) mine.push_back(i);
     progress.push_back(std::make_unique<worker_progress>());
-    const std::uint64_t seed = run_start ^ (0x9E3779B97F4A7C15ULL * (t + 1));
-    workers.push_back(std::make_unique<worker>(opts, std::move(mine), shared, *progress.back(), seed));
+    workers.push_back(std::make_unique<worker>(opts, thread_share(t, opts.threads, opts.connections), shared,
+                                               *progress.back(), thread_seed(run_start, t)));
   }
   std::vector<std::thread> threads;
   threads.reserve(workers.size());
@@ -150,7 +119,7 @@ int main(int argc, char** argv) {
   for (;;) {
     const std::uint64_t now = now_ns();
     const totals_now t = read_progress(progress);
-    if (t.settled >= opts.connections || now >= connect_deadline || g_signalled) break;
+    if (t.settled >= opts.connections || now >= connect_deadline || stop_signalled()) break;
     if (opts.progress && now >= next_print) {
       std::fprintf(stderr, "[loadgen] t=%.1fs connect open=%llu settled=%llu/%u errors=%llu\n",
                    static_cast<double>(now - run_start) / 1e9, static_cast<unsigned long long>(t.open),
@@ -180,6 +149,12 @@ int main(int argc, char** argv) {
   const auto& times = shared.times;
   cpu_usage cpu_measure_start{}, cpu_measure_end{};
   bool have_measure_start = false, have_measure_end = false;
+  auto sample_edge = [&](cpu_usage& cpu, server_sample& server, machine_sample& machine, bool& have) {
+    cpu = process_cpu();
+    probe(server);
+    probe_machine(machine);
+    have = true;
+  };
   std::uint64_t last_print = times.load;
   std::uint64_t last_received = at_start.received, last_sent = at_start.sent;
   next_print = times.load + ns_per_s;
@@ -192,18 +167,10 @@ int main(int argc, char** argv) {
     if (!have_measure_end) wake = std::min(wake, times.end);
     sleep_until(std::min(wake, now_ns() + 50 * ns_per_ms));
     const std::uint64_t now = now_ns();
-    if (!have_measure_start && now >= times.measure) {
-      cpu_measure_start = process_cpu();
-      probe(server_measure_start);
-      probe_machine(machine_measure_start);
-      have_measure_start = true;
-    }
-    if (!have_measure_end && now >= times.end) {
-      cpu_measure_end = process_cpu();
-      probe(server_measure_end);
-      probe_machine(machine_measure_end);
-      have_measure_end = true;
-    }
+    if (!have_measure_start && now >= times.measure)
+      sample_edge(cpu_measure_start, server_measure_start, machine_measure_start, have_measure_start);
+    if (!have_measure_end && now >= times.end)
+      sample_edge(cpu_measure_end, server_measure_end, machine_measure_end, have_measure_end);
     const totals_now t = read_progress(progress);
     if (now >= next_print) {
       const double dt = static_cast<double>(now - last_print) / 1e9;
@@ -221,13 +188,10 @@ int main(int argc, char** argv) {
       if (next_print <= now) next_print = now + ns_per_s;
     }
     if (t.all_finished) break;
-    if ((g_signalled || now >= hard_stop) && !shared.stop.load()) {
-      interrupted = g_signalled != 0;
+    if ((stop_signalled() || now >= hard_stop) && !shared.stop.load()) {
+      interrupted = stop_signalled();
       if (!have_measure_end) {
-        cpu_measure_end = process_cpu();
-        probe(server_measure_end);
-        probe_machine(machine_measure_end);
-        have_measure_end = true;
+        sample_edge(cpu_measure_end, server_measure_end, machine_measure_end, have_measure_end);
         measure_end_at = now;
       }
       shared.stop.store(true);

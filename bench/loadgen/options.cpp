@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace loadgen {
 
@@ -21,6 +22,18 @@ template <typename T>
 bool parse_uint(std::string_view s, T& out) {
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc{} && ptr == s.data() + s.size();
+}
+
+// The value of one of a fixed set of names; false (out untouched) for any other.
+template <typename T, std::size_t N>
+bool parse_choice(std::string_view s, const std::pair<std::string_view, T> (&choices)[N], T& out) {
+  for (const auto& [name, value] : choices) {
+    if (s == name) {
+      out = value;
+      return true;
+    }
+  }
+  return false;
 }
 
 // Only loopback targets and sources: this tool must never load anything else.
@@ -182,30 +195,20 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
       have_url = ok;
       if (!ok) return std::nullopt;
     } else if (name == "--mode") {
-      if (value == "rate")
-        o.run_mode = mode::rate;
-      else if (value == "window")
-        o.run_mode = mode::window;
-      else if (value == "idle")
-        o.run_mode = mode::idle;
-      else if (value == "rooms")
-        o.run_mode = mode::rooms;
-      else
-        ok = false;
+      static constexpr std::pair<std::string_view, mode> modes[] = {
+          {"rate", mode::rate}, {"window", mode::window}, {"idle", mode::idle}, {"rooms", mode::rooms}};
+      ok = parse_choice(value, modes, o.run_mode);
     } else if (name == "--connections") {
       ok = parse_uint(value, o.connections) && o.connections > 0 && o.connections <= 1'000'000;
     } else if (name == "--size") {
       ok = parse_uint(value, o.size) && o.size <= (64u << 20);
     } else if (name == "--opcode") {
-      if (value == "binary")
-        o.message_opcode = opcode::binary;
-      else if (value == "text")
-        o.message_opcode = opcode::text;
-      else
-        ok = false;
+      static constexpr std::pair<std::string_view, opcode> opcodes[] = {{"binary", opcode::binary},
+                                                                        {"text", opcode::text}};
+      ok = parse_choice(value, opcodes, o.message_opcode);
     } else if (name == "--payload") {
-      ok = value == "pattern" || value == "json";
-      o.json_payload = value == "json";
+      static constexpr std::pair<std::string_view, bool> payloads[] = {{"pattern", false}, {"json", true}};
+      ok = parse_choice(value, payloads, o.json_payload);
     } else if (name == "--duration") {
       ok = parse_double(value, o.duration_s) && o.duration_s > 0 && o.duration_s <= 3600;
     } else if (name == "--warmup") {
@@ -247,8 +250,8 @@ std::optional<options> parse_options(int argc, char** argv, std::string& error, 
     } else if (name == "--publishers") {
       ok = parse_uint(value, o.publishers) && o.publishers <= 1'000'000;
     } else if (name == "--publishers-join") {
-      ok = value == "yes" || value == "no";
-      o.publishers_join = value == "yes";
+      static constexpr std::pair<std::string_view, bool> yes_no[] = {{"yes", true}, {"no", false}};
+      ok = parse_choice(value, yes_no, o.publishers_join);
     } else if (name == "--publish-rate") {
       ok = parse_double(value, o.publish_rate) && o.publish_rate >= 0.001 && o.publish_rate <= 1'000'000;
     } else if (name == "--publish-size") {

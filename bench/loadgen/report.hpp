@@ -5,16 +5,11 @@
 #include <string>
 
 #include "options.hpp"
+#include "process.hpp"
 #include "server_probe.hpp"
 #include "stats.hpp"
 
 namespace loadgen {
-
-struct cpu_usage {
-  double user_s = 0;
-  double sys_s = 0;
-  double total() const { return user_s + sys_s; }
-};
 
 struct run_summary {
   const options* opts = nullptr;

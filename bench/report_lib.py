@@ -1,0 +1,58 @@
+"""What the benchmark reports (deflate_report.py, echo_report.py,
+fanout_report.py) share: reading run files, markdown table lines, number
+formats by magnitude and the identity of a measured binary. Standard library
+only, like the reports."""
+import datetime
+import hashlib
+import json
+
+
+def read_runs(paths):
+    """The runs of the given JSON files, in order, and the "meta" of the last
+    combined results file among them (None if there is none). A combined
+    results file (bench/results/*.json, re-rendering an earlier run) gives its
+    "runs"; any other file is one run."""
+    runs, meta = [], None
+    for path in paths:
+        with open(path) as f:
+            d = json.load(f)
+        if "runs" in d:
+            runs += d["runs"]
+            meta = d.get("meta")
+        else:
+            runs.append(d)
+    return runs, meta
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def sha256_16(path):
+    """The first 16 hex digits of a file's SHA-256 (which build was measured), or None."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
+def row(*cells):
+    """One markdown table line."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def rule(text_columns, number_columns=0):
+    """The line under a markdown table's header; number columns align right."""
+    return "|" + "---|" * text_columns + "---:|" * number_columns
+
+
+def by_magnitude(v, steps, suffix=""):
+    """v formatted by the first of steps, (threshold, divisor, template), whose
+    threshold abs(v) reaches, else by the last one; then suffix. A table's
+    cells keep about three significant digits whatever the scale."""
+    for threshold, divisor, template in steps[:-1]:
+        if abs(v) >= threshold:
+            return template.format(v / divisor) + suffix
+    _, divisor, template = steps[-1]
+    return template.format(v / divisor) + suffix
