@@ -285,9 +285,10 @@ run_one() {
   fi
   wait "$lg" || rc=$?
   if [[ -n "$SAMPLER_PID" ]]; then
-    # The sampler ends with the measured window, before the loadgen's drain;
-    # it is only still running if the load generator stopped early.
-    kill -TERM "$SAMPLER_PID" 2>/dev/null || true
+    # The sampler's window ends before the loadgen's drain, but on a busy
+    # machine its last sample can come late: let it finish (its naps are
+    # bounded by --duration), and stop it only if the load generator failed.
+    [[ $rc == 0 ]] || kill -TERM "$SAMPLER_PID" 2>/dev/null || true
     wait "$SAMPLER_PID" 2>/dev/null || true
     SAMPLER_PID=""
   fi

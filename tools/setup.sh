@@ -18,7 +18,7 @@ packages=(
   python3 python3-websockets
   # the deployment checks (tests/integration/deploy): compose files, Prometheus config, nginx load balancer
   docker-compose python3-yaml prometheus nginx libnginx-mod-stream
-  clang libclang-rt-14-dev clang-format
+  clang libclang-rt-14-dev clang-format clang-tidy
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-matplotlib linux-perf)

@@ -89,6 +89,7 @@ int run_rooms(const options& opts) {
                                                      *progs.back(), thread_seed(run_start, t)));
   }
   std::vector<std::thread> threads;
+  threads.reserve(workers.size());
   for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
 
   struct totals {

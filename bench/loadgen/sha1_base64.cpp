@@ -66,9 +66,9 @@ std::array<std::uint8_t, 20> sha1(std::string_view data) {
   sha1_block(state, tail);
   if (tail_len == 128) sha1_block(state, tail + 64);
   std::array<std::uint8_t, 20> out{};
-  for (int i = 0; i < 5; ++i) {
-    for (int j = 0; j < 4; ++j) {
-      out[static_cast<std::size_t>(4 * i + j)] = static_cast<std::uint8_t>(state[i] >> (24 - 8 * j));
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      out[4 * i + j] = static_cast<std::uint8_t>(state[i] >> (24 - 8 * j));
     }
   }
   return out;

@@ -80,7 +80,7 @@ inline std::size_t encode_message(byte_buffer& out, std::uint64_t conn_id, bool 
   }
   if (seq != 0) {
     *p++ = seq_tag;
-    p = put_varint(p, seq);
+    put_varint(p, seq);
   }
   out.commit(total);
   return total;

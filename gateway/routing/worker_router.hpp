@@ -50,7 +50,7 @@ class worker_router final : public message_sink {
 
   // From links.
   void on_envelope(worker_link& link, const framegate::link::Envelope& e);
-  void on_link_lost(worker_link& link);
+  void on_link_lost(worker_link& lost);
   void after_link_batch();
   [[nodiscard]] std::span<std::uint8_t> link_read_buffer() noexcept { return link_read_buffer_; }
   [[nodiscard]] const gateway_config& config() const noexcept { return home_.config(); }
