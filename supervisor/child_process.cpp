@@ -60,16 +60,19 @@ std::string find_program(const std::string& program) {
   throw std::system_error(ENOENT, std::generic_category(), "PATH lookup of " + program);
 }
 
+// In the forked child: hands errno to the parent and ends.
+[[noreturn]] void report_and_exit(int report_fd) {
+  const int err = errno;
+  [[maybe_unused]] const auto n = ::write(report_fd, &err, sizeof err);
+  ::_exit(127);
+}
+
 // Runs in the forked child, so it makes only async-signal-safe calls. An error
 // before execve reaches the parent as an errno on `report_fd` (close-on-exec,
 // so a successful execve closes it with nothing written).
 [[noreturn]] void exec_child(pid_t supervisor, int output_fd, int report_fd, const char* program, char** argv,
                              char** envp) {
-  auto fail = [report_fd]() {
-    const int err = errno;
-    [[maybe_unused]] const auto n = ::write(report_fd, &err, sizeof err);
-    ::_exit(127);
-  };
+  const auto fail = [report_fd]() { report_and_exit(report_fd); };
   // The children end with the supervisor even when it is SIGKILLed and gets no
   // chance to stop them: the kernel sends SIGTERM (a gateway drains, a worker
   // and redis-server stop) when the supervisor's thread exits. A supervisor
@@ -87,7 +90,7 @@ std::string find_program(const std::string& program) {
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // dup2 clears the flag on fd 0
   if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(output_fd, 1) < 0 || ::dup2(output_fd, 2) < 0) fail();
   ::execve(program, argv, envp);
-  fail();
+  report_and_exit(report_fd);
 }
 
 // Forks a child that runs exec_child; argv and envp are built by the caller,
