@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     // Writing to a log pipe whose reader is gone (a SIGKILLed supervisor) must
     // fail with EPIPE, not kill the gateway before it drains and cleans up.
     std::signal(SIGPIPE, SIG_IGN);
-    if (!config.echo) fg::gateway::worker_router::prepare_link_dir(config.link_dir);
+    if (!config.echo) fg::gateway::link_acceptor::prepare_link_dir(config.link_dir);
     fg::gateway::worker_router* router0 = nullptr;  // thread 0's: the admin listener asks it
     fg::gateway::server server(config, [&](fg::gateway::io_thread& t) -> std::unique_ptr<fg::gateway::message_sink> {
       if (config.echo) return std::make_unique<fg::gateway::echo_sink>();

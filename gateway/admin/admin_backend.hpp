@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gateway/metrics/gateway_stats.hpp"
-#include "gateway/routing/worker_router.hpp"
+#include "gateway/routing/route_table.hpp"
 
 namespace fg::gateway::admin {
 

@@ -5,7 +5,7 @@
 
 namespace fg::gateway::admin {
 
-admin_server::admin_server(const gateway_config& config, std::vector<io_thread*> threads, worker_router* router)
+admin_server::admin_server(const gateway_config& config, std::vector<io_thread*> threads, route_table* router)
     : config_(config),
       bridge_(io_, threads, router),
       routes_({config.api_token, config.reader.limits.max_message_size, threads.front()->shared().gateway_id}, bridge_),

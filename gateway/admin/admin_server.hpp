@@ -20,7 +20,7 @@ class admin_server {
  public:
   // `router` is I/O thread 0's (null in echo mode); it and the threads
   // must outlive stop().
-  admin_server(const gateway_config& config, std::vector<io_thread*> threads, worker_router* router);
+  admin_server(const gateway_config& config, std::vector<io_thread*> threads, route_table* router);
   ~admin_server();
   admin_server(const admin_server&) = delete;
   admin_server& operator=(const admin_server&) = delete;

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/routing/worker_router.hpp"
+#include "gateway/routing/route_table.hpp"
 
 namespace fg::gateway::admin {
 

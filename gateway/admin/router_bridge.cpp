@@ -10,7 +10,7 @@ namespace fg::gateway::admin {
 
 namespace asio = boost::asio;
 
-router_bridge::router_bridge(asio::io_context& admin_io, std::vector<io_thread*> threads, worker_router* router)
+router_bridge::router_bridge(asio::io_context& admin_io, std::vector<io_thread*> threads, route_table* router)
     : admin_io_(admin_io), threads_(std::move(threads)), router_(router), mailbox_(std::make_shared<mailbox>()) {
   mailbox_->bridge = this;
   mailbox_->io = &admin_io;
@@ -27,7 +27,7 @@ void router_bridge::count_workers(std::function<void(std::size_t)> done) {
     asio::post(admin_io_, [done = std::move(done)] { done(std::numeric_limits<std::size_t>::max()); });
     return;
   }
-  ask([](worker_router& r) { return r.live_workers(); }, std::move(done));
+  ask([](route_table& r) { return r.live_workers(); }, std::move(done));
 }
 
 void router_bridge::publish(std::vector<room_message> messages, std::function<void(bool)> done) {
@@ -35,11 +35,11 @@ void router_bridge::publish(std::vector<room_message> messages, std::function<vo
     asio::post(admin_io_, [done = std::move(done)] { done(false); });
     return;
   }
-  ask([messages = std::move(messages)](worker_router& r) -> std::size_t { return r.publish_to_rooms(messages); },
+  ask([messages = std::move(messages)](route_table& r) -> std::size_t { return r.publish_to_rooms(messages); },
       [done = std::move(done)](std::size_t sent) { done(sent != 0); });
 }
 
-void router_bridge::ask(std::function<std::size_t(worker_router&)> work, std::function<void(std::size_t)> done) {
+void router_bridge::ask(std::function<std::size_t(route_table&)> work, std::function<void(std::size_t)> done) {
   const std::uint64_t id = next_id_++;
   pending_.emplace(id, std::move(done));
   asio::post(threads_.front()->context(), [router = router_, work = std::move(work), box = mailbox_, id] {

@@ -1,5 +1,5 @@
 // The admin thread's way to the I/O threads: each question is posted to
-// the thread that can answer it (thread 0's worker_router for routing,
+// the thread that can answer it (thread 0's route table for routing,
 // every thread for metrics) and its answer posted back (post() is the only
 // way across threads). Thread 0's router holds link 0 of every worker, so
 // it alone can answer for the workers of the whole gateway.
@@ -30,7 +30,7 @@ class router_bridge final : public admin_backend {
   // `router` null (echo mode): no worker is needed and none can be published
   // to. Lives on the admin thread; the threads and `router` must outlive its
   // last question.
-  router_bridge(boost::asio::io_context& admin_io, std::vector<io_thread*> threads, worker_router* router);
+  router_bridge(boost::asio::io_context& admin_io, std::vector<io_thread*> threads, route_table* router);
   ~router_bridge() override;
   router_bridge(const router_bridge&) = delete;
   router_bridge& operator=(const router_bridge&) = delete;
@@ -52,13 +52,13 @@ class router_bridge final : public admin_backend {
   };
 
   // Runs work(router) on thread 0, then done(result) on the admin thread.
-  void ask(std::function<std::size_t(worker_router&)> work, std::function<void(std::size_t)> done);
+  void ask(std::function<std::size_t(route_table&)> work, std::function<void(std::size_t)> done);
   void answer(std::uint64_t id, std::size_t result);
   void take_snapshot(std::uint64_t id, std::size_t thread, thread_snapshot snap);
 
   boost::asio::io_context& admin_io_;
   std::vector<io_thread*> threads_;
-  worker_router* router_;
+  route_table* router_;
   std::shared_ptr<mailbox> mailbox_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::function<void(std::size_t)>> pending_;  // admin thread only

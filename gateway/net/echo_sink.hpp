@@ -3,15 +3,14 @@
 #pragma once
 
 #include "gateway/net/message_sink.hpp"
-#include "gateway/net/session.hpp"
 
 namespace fg::gateway {
 
 class echo_sink final : public message_sink {
  public:
-  void on_open(session&, request_info&&) override {}
-  void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) override { s.send(op, payload); }
-  void on_close(session&, std::uint16_t, close_origin) override {}
+  void on_open(connection&, request_info&&) override {}
+  void on_message(connection& c, ws::opcode op, std::span<const std::uint8_t> payload) override { c.send(op, payload); }
+  void on_close(connection&, std::uint16_t, close_origin) override {}
 };
 
 }  // namespace fg::gateway

@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "gateway/net/connection.hpp"
 #include "gateway/ws/protocol.hpp"
 
 namespace fg::gateway {
 
-class session;
 struct thread_snapshot;
 
 // Who ended a connection.
@@ -48,22 +48,22 @@ class message_sink {
   // with a one-line reason.
   virtual unsigned admit(const request_info&, std::string_view& reason) { return (void)reason, 0; }
   // The handshake succeeded; the connection is open.
-  virtual void on_open(session& s, request_info&& info) = 0;
+  virtual void on_open(connection& c, request_info&& info) = 0;
   // A complete text or binary message. The payload is only valid during the
   // call (it may point into the thread's read buffer).
-  virtual void on_message(session& s, ws::opcode op, std::span<const std::uint8_t> payload) = 0;
+  virtual void on_message(connection& c, ws::opcode op, std::span<const std::uint8_t> payload) = 0;
   // The connection is gone (close code received or sent; 1006 if TCP died).
-  virtual void on_close(session& s, std::uint16_t code, close_origin origin) = 0;
+  virtual void on_close(connection& c, std::uint16_t code, close_origin origin) = 0;
   // After each read: may this session read more now? A sink whose
-  // downstream is saturated says no and later calls session::resume_reading().
-  virtual bool can_read(session&) { return true; }
+  // downstream is saturated says no and later calls connection::resume_reading().
+  virtual bool can_read(connection&) { return true; }
   // A protocol error is about to close the connection. A sink that has
   // forwarded messages whose replies are still on their way may hold the
-  // close back (return true) and call session::complete_failure() once they
+  // close back (return true) and call connection::complete_failure() once they
   // are out, so that a reply to a message sent before the bad frame is not
   // lost (Autobahn 3.2). The session stops reading meanwhile, and gives up
   // waiting after --close-timeout.
-  virtual bool hold_failure(session&) { return false; }
+  virtual bool hold_failure(connection&) { return false; }
   // The thread is shutting down and its connections are gone: release
   // everything that would keep the loop alive (links, listeners).
   virtual void stop() {}

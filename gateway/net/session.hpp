@@ -22,6 +22,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "common/byte_buffer.hpp"
+#include "gateway/net/connection.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/message_reader.hpp"
@@ -38,10 +39,10 @@ struct handshake_state;
 
 using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
 
-class session : public std::enable_shared_from_this<session> {
+class session final : public connection, public std::enable_shared_from_this<session> {
  public:
   session(io_thread& home, tcp_socket socket);
-  ~session();
+  ~session() override;
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
@@ -50,30 +51,27 @@ class session : public std::enable_shared_from_this<session> {
   // Queues one unfragmented message, compressed if permessage-deflate was
   // negotiated and it is large enough. Dropped silently once closing;
   // subject to the send-queue policy when the client does not keep up.
-  void send(ws::opcode op, std::span<const std::uint8_t> payload);
+  void send(ws::opcode op, std::span<const std::uint8_t> payload) override;
   // Queues a frame that is already framed carrying a message of `op` with
   // `payload_size` bytes (before compression). Same policy as send().
   void send_framed(std::span<const std::uint8_t> frame, ws::opcode op, std::size_t payload_size);
   // Queues a broadcast: the frame its parameters share with other
   // recipients (framed or compressed once for all), or, with server context
   // takeover, the message compressed with this connection's own context.
-  void send_shared(broadcast_frames& frames);
+  void send_shared(broadcast_frames& frames) override;
 
   // Starts the close handshake: sends a close frame, waits (bounded) for
   // the client's, then closes TCP.
-  void close(std::uint16_t code, std::string_view reason);
+  void close(std::uint16_t code, std::string_view reason) override;
 
-  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
-  [[nodiscard]] bool is_open() const noexcept { return phase_ == phase::open; }
+  [[nodiscard]] std::uint64_t id() const noexcept override { return id_; }
+  [[nodiscard]] bool is_open() const noexcept override { return phase_ == phase::open; }
   // Bytes waiting in the backlog (the socket did not take them yet).
   [[nodiscard]] std::size_t queued_bytes() const noexcept { return backlog_.size() - backlog_head_; }
 
   // Flow control from the sink: a paused session does not read its socket,
   // so TCP pushes back on the client.
-  void resume_reading();
-
-  // The sink's per-connection data (e.g. its route); owned by the sink.
-  void* sink_data = nullptr;
+  void resume_reading() override;
 
   // Called by the thread's housekeeping tick: timeouts and heartbeats.
   void on_tick(std::uint32_t now_ms);
@@ -89,7 +87,7 @@ class session : public std::enable_shared_from_this<session> {
   // Closes TCP at once, without a close handshake.
   void terminate() { abort(); }
   // Ends a failure the sink held back (see message_sink::hold_failure).
-  void complete_failure();
+  void complete_failure() override;
 
   // message_reader callbacks
   void on_message(ws::opcode op, std::span<std::uint8_t> payload);

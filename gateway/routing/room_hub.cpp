@@ -4,12 +4,12 @@
 
 namespace fg::gateway {
 
-void room_hub::subscribe(worker_link& link, const std::string& room) {
+void room_hub::subscribe(link_port& link, const std::string& room) {
   auto& links = members_[room];
   if (std::find(links.begin(), links.end(), &link) == links.end()) links.push_back(&link);
 }
 
-void room_hub::unsubscribe(worker_link& link, const std::string& room) {
+void room_hub::unsubscribe(link_port& link, const std::string& room) {
   const auto it = members_.find(room);
   if (it == members_.end()) return;
   std::erase(it->second, &link);
@@ -20,10 +20,10 @@ void room_hub::publish(const framegate::link::BrokerPublish& p) {
   const auto it = members_.find(p.room());
   if (it == members_.end()) return;
   *deliver_.mutable_broker_deliver() = p;
-  for (worker_link* link : it->second) link->send(deliver_);
+  for (link_port* link : it->second) link->send(deliver_);
 }
 
-void room_hub::forget(worker_link& link) {
+void room_hub::forget(link_port& link) {
   for (auto it = members_.begin(); it != members_.end();) {
     std::erase(it->second, &link);
     it = it->second.empty() ? members_.erase(it) : std::next(it);

@@ -8,20 +8,20 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gateway/routing/worker_link.hpp"
+#include "gateway/routing/link_port.hpp"
 
 namespace fg::gateway {
 
 class room_hub {
  public:
-  void subscribe(worker_link& link, const std::string& room);
-  void unsubscribe(worker_link& link, const std::string& room);
+  void subscribe(link_port& link, const std::string& room);
+  void unsubscribe(link_port& link, const std::string& room);
   void publish(const framegate::link::BrokerPublish& p);
-  void forget(worker_link& link);
+  void forget(link_port& link);
   [[nodiscard]] std::size_t rooms() const noexcept { return members_.size(); }
 
  private:
-  std::unordered_map<std::string, std::vector<worker_link*>> members_;
+  std::unordered_map<std::string, std::vector<link_port*>> members_;
   framegate::link::Envelope deliver_;  // reused
 };
 

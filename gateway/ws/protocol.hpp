@@ -31,6 +31,7 @@ constexpr std::uint16_t invalid_payload = 1007;
 constexpr std::uint16_t policy_violation = 1008;
 constexpr std::uint16_t message_too_big = 1009;
 constexpr std::uint16_t internal_error = 1011;
+constexpr std::uint16_t try_again_later = 1013;  // a worker to serve it is missing right now
 }  // namespace close_code
 
 // Every reason to fail a connection, one name each.

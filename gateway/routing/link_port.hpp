@@ -1,0 +1,44 @@
+// The seam between the route table (which worker serves whom, credits,
+// failover) and the sockets that carry envelopes to workers. worker_link
+// implements link_port over a Unix socket; tests use fakes
+// (tests/fakes/gateway_fakes.hpp) and drive the table without a socket.
+//
+// Thread-safety: everything belongs to one gateway I/O thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "framegate/link.pb.h"
+
+namespace fg::gateway {
+
+// One link to one worker, as the route table uses it.
+class link_port {
+ public:
+  virtual ~link_port() = default;
+  // Queues an envelope; queued envelopes leave together at the end of the loop turn.
+  virtual void send(const framegate::link::Envelope& e) = 0;
+  // Queues a client message (the hot path: encoded without building an Envelope).
+  virtual void send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
+                            std::uint64_t seq) = 0;
+  // Closes the link; link_events::on_link_lost follows before this returns.
+  virtual void close(std::string_view why) = 0;
+};
+
+// What links report, in the order they happen.
+class link_events {
+ public:
+  virtual ~link_events() = default;
+  // A worker connected; nothing is known of it until its Register arrives.
+  virtual void on_link_opened(link_port& link) = 0;
+  virtual void on_link_envelope(link_port& link, const framegate::link::Envelope& e) = 0;
+  // After the envelopes of one read, even if one of them closed the link:
+  // what they made ready can be written.
+  virtual void on_link_batch_end() = 0;
+  // The link is closed (by either side); `link` is not used after this.
+  virtual void on_link_lost(link_port& link, std::string_view why) = 0;
+};
+
+}  // namespace fg::gateway

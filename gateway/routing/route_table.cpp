@@ -1,0 +1,416 @@
+#include "gateway/routing/route_table.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/hashing.hpp"
+#include "common/logging.hpp"
+
+namespace fg::gateway {
+
+namespace pb = framegate::link;
+
+namespace {
+// Past this many worker ids, the tallies of workers with no live link are
+// forgotten (ids like <hostname>-<pid> change on every restart).
+constexpr std::size_t max_tallies = 256;
+
+// A Message envelope is the payload plus its 8-byte frame header and at
+// most 40 bytes of fields (conn_id, binary, seq, tags and lengths).
+constexpr std::uint64_t message_envelope_overhead = 64;
+
+std::uint64_t steady_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+pb::Closer closer_of(close_origin origin) {
+  switch (origin) {
+    case close_origin::client: return pb::CLOSER_CLIENT;
+    case close_origin::server: return pb::CLOSER_SERVER;
+    case close_origin::network: return pb::CLOSER_NETWORK;
+  }
+  return pb::CLOSER_UNSPECIFIED;
+}
+}  // namespace
+
+bool route_table::worker::serves(std::string_view path) const {
+  return std::find(paths.begin(), paths.end(), path) != paths.end();
+}
+
+route_table::route_table(const gateway_config& config, route_table_identity identity, message_compressor& compressor,
+                         std::function<void()> flush_clients)
+    : config_(config),
+      identity_(std::move(identity)),
+      sticky_(parse_sticky_key_spec(config.sticky_key)),
+      flush_clients_(std::move(flush_clients)),
+      frames_(compressor) {
+  if (identity_.thread_index == 0) hub_ = std::make_unique<room_hub>();
+}
+
+route_table::~route_table() { stop(); }
+
+void route_table::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // Closing a link removes its worker (on_link_lost): close from a copy.
+  std::vector<link_port*> links;
+  links.reserve(workers_.size());
+  for (const auto& w : workers_) links.push_back(w->link);
+  for (link_port* l : links) l->close("gateway stopping");
+}
+
+route_table::worker* route_table::find(const link_port& link) const noexcept {
+  for (const auto& w : workers_)
+    if (w->link == &link) return w.get();
+  return nullptr;
+}
+
+route_table::worker_tally& route_table::tally(const worker& w) {
+  if (tallies_.size() >= max_tallies && !tallies_.contains(w.id)) {
+    std::erase_if(tallies_, [&](const auto& entry) {
+      return std::none_of(workers_.begin(), workers_.end(), [&](const auto& live) { return live->id == entry.first; });
+    });
+  }
+  return tallies_[w.id];
+}
+
+bool route_table::has_credit(const worker& w) const noexcept {
+  return w.unacked.within(config_.credit_window, config_.credit_bytes);
+}
+
+std::size_t route_table::live_workers() const noexcept {
+  return static_cast<std::size_t>(
+      std::count_if(workers_.begin(), workers_.end(), [](const auto& w) { return w->registered; }));
+}
+
+void route_table::snapshot(thread_snapshot& snap) const {
+  snap.routing = true;
+  snap.routes = counters_;
+  std::unordered_map<std::string, worker_row> rows;
+  for (const auto& [id, t] : tallies_) {
+    auto& row = rows[id];
+    row.routed = t.routed;
+    row.credit_pauses = t.credit_pauses;
+  }
+  for (const auto& w : workers_) {
+    if (!w->registered) continue;
+    auto& row = rows[w->id];
+    row.links = 1;
+    row.unacked += w->unacked.count();
+    row.unacked_bytes += w->unacked.bytes();
+  }
+  for (const auto& [id, r] : routes_)
+    if (r->to != nullptr) ++rows[r->to->id].connections;
+  snap.workers.reserve(rows.size());
+  for (auto& [id, row] : rows) {
+    row.worker = id;
+    snap.workers.push_back(std::move(row));
+  }
+}
+
+// ---------------------------------------------------------------- clients
+
+route_table::worker* route_table::pick(const route& r) const {
+  const int best = rendezvous_pick(
+      r.key_hash, static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; },
+      [&](int i) { return workers_[i]->registered && workers_[i]->serves(r.info.path); });
+  return best < 0 ? nullptr : workers_[static_cast<std::size_t>(best)].get();
+}
+
+unsigned route_table::admit(const request_info& req, std::string_view& reason) {
+  bool any = false;
+  for (const auto& w : workers_) {
+    if (!w->registered) continue;
+    any = true;
+    if (w->serves(req.path)) return 0;
+  }
+  if (!any) {
+    ++counters_.refused_no_worker;
+    reason = "no worker is available, try later";
+    return 503;
+  }
+  ++counters_.refused_unknown_path;
+  reason = "no app is mounted at this path";
+  return 404;
+}
+
+void route_table::on_open(connection& c, request_info&& info) {
+  auto r = std::make_unique<route>();
+  r->conn = &c;
+  r->info = std::move(info);
+  r->sticky_key = sticky_key_for(sticky_, r->info, c.id());
+  r->key_hash = hash64(r->sticky_key);
+  r->to = pick(*r);
+  c.set_sink_record(r.get());
+  auto& placed = *routes_.emplace(c.id(), std::move(r)).first->second;
+  if (placed.to == nullptr) {
+    // The worker left between admit() and now.
+    c.close(ws::close_code::try_again_later, "no worker available");
+    return;
+  }
+  ++tally(*placed.to).routed;
+  announce(placed, c.id(), false);
+}
+
+void route_table::announce(route& r, std::uint64_t conn_id, bool resumed) {
+  pb::Envelope e;
+  auto* o = e.mutable_opened();
+  o->set_conn_id(conn_id);
+  o->set_gateway_id(identity_.gateway_id);
+  o->set_path(r.info.path);
+  o->set_query(r.info.query);
+  for (const auto& [k, v] : r.info.headers) (*o->mutable_headers())[k] = v;
+  o->set_subprotocol(r.info.subprotocol);
+  o->set_remote_address(r.info.remote_address);
+  o->set_sticky_key(r.sticky_key);
+  o->set_resumed(resumed);
+  if (resumed && !r.state.empty()) o->mutable_state()->ParseFromString(r.state);
+  r.to->link->send(e);
+}
+
+void route_table::on_message(connection& c, ws::opcode op, std::span<const std::uint8_t> payload) {
+  auto* r = c.sink_record<route>();
+  if (r == nullptr || r->to == nullptr) return;
+  forward(*r, c.id(), op == ws::opcode::binary, payload);
+}
+
+void route_table::forward(route& r, std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload) {
+  // A message the worker's decoder cannot take would only get the link closed.
+  if (!r.to->takes(payload.size())) return refuse_too_big(r);
+  r.last_seq = r.to->unacked.record(conn_id, binary, payload);
+  r.to->link->send_message(conn_id, binary, payload, r.last_seq);
+}
+
+void route_table::refuse_too_big(route& r) {
+  ++counters_.too_big_for_worker;
+  r.conn->close(ws::close_code::message_too_big, "message too big for the worker");
+}
+
+bool route_table::hold_failure(connection& c) {
+  auto* r = c.sink_record<route>();
+  if (r == nullptr || r->to == nullptr || r->last_seq == 0 || r->to->unacked.acked(r->last_seq)) return false;
+  r->to->held.push_back({r->last_seq, c.id()});
+  return true;
+}
+
+void route_table::release_failures(worker& w, bool all) {
+  std::vector<std::uint64_t> ready;
+  std::erase_if(w.held, [&](const failure_hold& h) {
+    const bool done = all || w.unacked.acked(h.seq);
+    if (done) ready.push_back(h.conn_id);
+    return done;
+  });
+  for (const std::uint64_t id : ready)
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->complete_failure();
+}
+
+bool route_table::can_read(connection& c) {
+  auto* r = c.sink_record<route>();
+  if (r == nullptr || r->to == nullptr || has_credit(*r->to)) return true;
+  ++counters_.credit_pauses;
+  ++tally(*r->to).credit_pauses;
+  r->to->paused.push_back(c.id());
+  return false;
+}
+
+void route_table::on_close(connection& c, std::uint16_t code, close_origin origin) {
+  const auto it = routes_.find(c.id());
+  if (it == routes_.end()) return;
+  if (worker* w = it->second->to; w != nullptr) {
+    pb::Envelope e;
+    auto* closed = e.mutable_closed();
+    closed->set_conn_id(c.id());
+    closed->set_code(code);
+    closed->set_closer(closer_of(origin));
+    w->link->send(e);
+  }
+  c.set_sink_record(nullptr);
+  routes_.erase(it);
+}
+
+// ---------------------------------------------------------------- workers
+
+void route_table::on_link_opened(link_port& link) {
+  auto w = std::make_unique<worker>();
+  w->link = &link;
+  workers_.push_back(std::move(w));
+}
+
+void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
+  worker* w = find(link);
+  if (w == nullptr) return;
+  if (!w->registered && e.body_case() != pb::Envelope::kRegister)
+    return link.close("the first envelope of a link must be Register");
+  switch (e.body_case()) {
+    case pb::Envelope::kRegister: return on_register(*w, e.register_());
+    case pb::Envelope::kSend: return deliver(e.send());
+    case pb::Envelope::kClose:
+      if (auto it = routes_.find(e.close().conn_id()); it != routes_.end())
+        it->second->conn->close(static_cast<std::uint16_t>(e.close().code()), e.close().reason());
+      return;
+    case pb::Envelope::kState:
+      if (auto it = routes_.find(e.state().conn_id()); it != routes_.end())
+        e.state().state().SerializeToString(&it->second->state);
+      return;
+    case pb::Envelope::kAck: return on_ack(*w, e.ack().seq());
+    case pb::Envelope::kPing: {
+      pb::Envelope pong;
+      pong.mutable_pong()->set_nonce(e.ping().nonce());
+      link.send(pong);
+      return;
+    }
+    case pb::Envelope::kPong:
+      if (const std::uint64_t now = steady_ns(); e.pong().nonce() <= now)
+        counters_.link_rtt_ns.observe(now - e.pong().nonce());
+      return;
+    case pb::Envelope::kBrokerSubscribe:
+      if (!hub_) return;
+      for (const auto& room : e.broker_subscribe().subscribe()) hub_->subscribe(link, room);
+      for (const auto& room : e.broker_subscribe().unsubscribe()) hub_->unsubscribe(link, room);
+      return;
+    case pb::Envelope::kBrokerPublish:
+      if (hub_) hub_->publish(e.broker_publish());
+      return;
+    default: return;  // envelopes meant for workers are ignored
+  }
+}
+
+void route_table::on_register(worker& w, const pb::Register& r) {
+  w.registered = true;
+  w.id = r.worker_id();
+  w.hash = hash64(w.id);
+  w.paths.assign(r.paths().begin(), r.paths().end());
+  w.max_payload = r.max_envelope() > message_envelope_overhead ? r.max_envelope() - message_envelope_overhead : 0;
+
+  pb::Envelope e;
+  auto* welcome = e.mutable_welcome();
+  welcome->set_gateway_id(identity_.gateway_id);
+  welcome->set_link_index(identity_.thread_index);
+  welcome->set_link_count(config_.threads);
+  welcome->set_credit_window(config_.credit_window);
+  w.link->send(e);
+  if (identity_.thread_index != 0) return;  // one line per worker, not one per link
+  auto log = component_logger("gateway");
+  log->info("worker '{}' (pid {}, {}) registered, serving {} path(s)", w.id, r.pid(), r.version(), r.paths_size());
+  if (const std::size_t limit = config_.reader.limits.max_message_size; !w.takes(limit))
+    log->warn(
+        "worker '{}' takes messages up to {} bytes (its --max-envelope), below --max-message-size {}: "
+        "larger ones will be closed with 1009",
+        w.id, w.max_payload, limit);
+}
+
+void route_table::on_ack(worker& w, std::uint64_t seq) {
+  const bool had_credit = has_credit(w);
+  w.unacked.acknowledge(seq);
+  if (!had_credit && has_credit(w)) credit_returned_.push_back(&w);
+  if (!w.held.empty()) release_failures(w, false);
+}
+
+void route_table::deliver(const pb::Send& send) {
+  // Framed once per parameter set among the recipients (plain, compressed
+  // per window size), the same bytes queued for every recipient of a set.
+  const auto& payload = send.payload();
+  const auto op = send.binary() ? ws::opcode::binary : ws::opcode::text;
+  frames_.reset(op, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+  counters_.broadcast_recipients.observe(static_cast<std::uint64_t>(send.conn_ids_size()));
+  for (const std::uint64_t id : send.conn_ids()) {
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->send_shared(frames_);
+  }
+}
+
+void route_table::ping_links() {
+  // The nonce is the send time: the Pong brings it back (link_rtt_ns).
+  pb::Envelope e;
+  e.mutable_ping()->set_nonce(steady_ns());
+  for (const auto& w : workers_)
+    if (w->registered) w->link->send(e);
+}
+
+bool route_table::publish_to_rooms(std::span<const room_message> messages) {
+  if (live_workers() == 0) return false;
+  pb::Envelope e;
+  for (const auto& m : messages) {
+    const int best = rendezvous_pick(
+        hash64(m.room), static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; },
+        [&](int i) { return workers_[i]->registered; });
+    auto* p = e.mutable_broker_publish();
+    p->set_room(m.room);
+    p->set_payload(m.delivery);
+    workers_[static_cast<std::size_t>(best)]->link->send(e);
+  }
+  return true;
+}
+
+void route_table::on_link_batch_end() {
+  flush_clients_();
+  auto returned = std::move(credit_returned_);
+  credit_returned_.clear();
+  for (worker* w : returned) resume_paused(*w);
+}
+
+void route_table::resume_paused(worker& w) {
+  auto paused = std::move(w.paused);
+  w.paused.clear();
+  for (const std::uint64_t id : paused)
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->resume_reading();
+}
+
+void route_table::on_link_lost(link_port& link, std::string_view why) {
+  const auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->link == &link; });
+  if (it == workers_.end()) return;
+  const std::unique_ptr<worker> lost = std::move(*it);
+  component_logger("gateway")->info("link to worker '{}' closed: {}", lost->id.empty() ? "?" : lost->id, why);
+  workers_.erase(it);
+  std::erase(credit_returned_, lost.get());
+  if (hub_) hub_->forget(link);
+  // Detached first: a held failure released below closes its connection,
+  // and nothing may be sent to the lost worker about it.
+  std::vector<std::uint64_t> orphans;
+  for (auto& [id, r] : routes_) {
+    if (r->to != lost.get()) continue;
+    r->to = nullptr;
+    orphans.push_back(id);
+  }
+  release_failures(*lost, true);  // their replies died with the worker
+  if (!stopped_) fail_over(*lost, orphans);
+}
+
+void route_table::fail_over(const worker& lost, std::span<const std::uint64_t> orphans) {
+  // Move every connection of the lost worker, announce it as resumed, then
+  // replay what the lost worker never acknowledged, in order.
+  std::size_t moved = 0;
+  for (const std::uint64_t id : orphans) {
+    const auto it = routes_.find(id);
+    if (it == routes_.end()) continue;
+    auto& r = *it->second;
+    r.to = pick(r);
+    r.last_seq = 0;
+    if (r.to == nullptr) {
+      ++counters_.closed_no_worker;
+      r.conn->close(ws::close_code::try_again_later, "no worker available");
+      continue;
+    }
+    ++moved;
+    ++counters_.connections_moved;
+    ++tally(*r.to).routed;
+    announce(r, id, true);
+  }
+  lost.unacked.for_each([&](std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload) {
+    const auto it = routes_.find(conn_id);
+    if (it == routes_.end() || it->second->to == nullptr || !it->second->conn->is_open()) return;
+    auto& r = *it->second;
+    if (!r.to->takes(payload.size())) return refuse_too_big(r);
+    ++counters_.messages_replayed;
+    forward(r, conn_id, binary, payload);
+  });
+  for (const std::uint64_t id : lost.paused)
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->resume_reading();
+  flush_clients_();
+  if (!orphans.empty())
+    component_logger("gateway")->warn("worker '{}' lost: moved {} connection(s), replayed {} message(s)", lost.id,
+                                      moved, lost.unacked.count());
+}
+
+}  // namespace fg::gateway
