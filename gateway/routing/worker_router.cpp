@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "common/hashing.hpp"
+#include "common/link/link_socket.hpp"
 #include "common/logging.hpp"
 #include "gateway/net/session.hpp"
 
@@ -20,10 +21,7 @@ void worker_router::prepare_link_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::system_error(ec, "cannot create link directory " + dir);
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const auto name = entry.path().filename().string();
-    if (name.rfind("link-", 0) == 0 && entry.path().extension() == ".sock") std::filesystem::remove(entry.path(), ec);
-  }
+  link::remove_link_sockets(dir);
 }
 
 namespace {
@@ -43,7 +41,7 @@ worker_router::worker_router(io_thread& home)
       sticky_(parse_sticky_key_spec(home.config().sticky_key)),
       frames_(home.compressor()),
       ping_timer_(home.context().get_executor()) {
-  socket_path_ = home.config().link_dir + "/link-" + std::to_string(home.index()) + ".sock";
+  socket_path_ = link::link_socket_path(home.config().link_dir, home.index());
   ::unlink(socket_path_.c_str());
   acceptor_ = std::make_unique<decltype(acceptor_)::element_type>(home.context().get_executor());
   acceptor_->open();
