@@ -1,10 +1,14 @@
-# The worker's unit tests, and those of the link codec and hashing it
-# relies on: one executable. Included from tests/CMakeLists.txt.
+# The worker's unit tests, and those of what it relies on in common/ (the
+# link codec, socket names and write batch, hashing, close codes): one
+# executable. Included from tests/CMakeLists.txt.
 find_package(GTest REQUIRED)
 include(GoogleTest)
 
 add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/common/link_codec_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/link/link_socket_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/link/write_batch_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/close_codes_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/hashing_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/backoff_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/link_dir_test.cpp

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include "common/link/link_socket.hpp"
 #include "gateway/routing/worker_link.hpp"
 
 namespace fg::gateway {
@@ -16,10 +17,7 @@ void link_acceptor::prepare_link_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::system_error(ec, "cannot create link directory " + dir);
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const auto name = entry.path().filename().string();
-    if (name.rfind("link-", 0) == 0 && entry.path().extension() == ".sock") std::filesystem::remove(entry.path(), ec);
-  }
+  link::remove_link_sockets(dir);
 }
 
 link_acceptor::link_acceptor(asio::io_context& io, std::string socket_path, std::uint32_t max_envelope,

@@ -248,7 +248,7 @@ void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
     case pb::Envelope::kSend: return deliver(e.send());
     case pb::Envelope::kClose:
       if (auto it = routes_.find(e.close().conn_id()); it != routes_.end())
-        it->second->conn->close(static_cast<std::uint16_t>(e.close().code()), e.close().reason());
+        it->second->conn->close(close_code::from_link(e.close().code()), e.close().reason());
       return;
     case pb::Envelope::kState:
       if (auto it = routes_.find(e.state().conn_id()); it != routes_.end())

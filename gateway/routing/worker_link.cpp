@@ -71,16 +71,14 @@ void worker_link::on_ack(std::uint64_t seq) {
 void worker_link::send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
                                std::uint64_t seq) {
   if (closed_) return;
-  link::encode_message(out_, conn_id, binary, payload, seq);
+  link::encode_message(out_.next_envelope(), conn_id, binary, payload, seq);
   last_seq_ = seq;
-  ++queued_envelopes_;
   schedule_flush();
 }
 
 void worker_link::send(const framegate::link::Envelope& e) {
   if (closed_) return;
-  link::encode(e, out_);
-  ++queued_envelopes_;
+  link::encode(e, out_.next_envelope());
   schedule_flush();
 }
 
@@ -94,18 +92,17 @@ void worker_link::schedule_flush() {
 }
 
 void worker_link::flush() {
-  if (write_in_flight_ || out_.empty() || closed_) return;
-  counters_.envelopes_per_write.observe(queued_envelopes_);
-  queued_envelopes_ = 0;
+  if (closed_) return;
+  const std::uint32_t envelopes = out_.queued_envelopes();
+  const auto bytes = out_.begin_write();
+  if (bytes.empty()) return;  // a write is in flight (its completion flushes again), or nothing is queued
+  counters_.envelopes_per_write.observe(envelopes);
   // Bounded: a worker that never acknowledges stops being sampled, not the gateway.
   if (last_seq_ != 0 && (batch_times_.empty() || batch_times_.back().seq < last_seq_) && batch_times_.size() < 256)
     batch_times_.push_back({last_seq_, std::chrono::steady_clock::now()});
-  std::swap(out_, writing_);
-  write_in_flight_ = true;
-  asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()),
+  asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
                     [self = shared_from_this()](error_code ec, std::size_t) {
-                      self->write_in_flight_ = false;
-                      self->writing_.clear();
+                      self->out_.complete_write();
                       if (ec) return self->close(ec.message());
                       self->flush();
                     });

@@ -20,6 +20,7 @@
 
 #include "common/byte_buffer.hpp"
 #include "common/link/codec.hpp"
+#include "common/link/write_batch.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/routing/link_port.hpp"
 
@@ -64,13 +65,10 @@ class worker_link final : public link_port, public std::enable_shared_from_this<
   std::span<std::uint8_t> read_buffer_;
   routing_counters& counters_;
   link::decoder decoder_;
-  byte_buffer out_;      // appended during the turn
-  byte_buffer writing_;  // the write in flight
+  link::write_batch out_;
   bool flush_scheduled_ = false;
-  bool write_in_flight_ = false;
   bool closed_ = false;
-  std::uint32_t queued_envelopes_ = 0;  // in out_, for the envelopes-per-write histogram
-  std::uint64_t last_seq_ = 0;          // of the last message queued
+  std::uint64_t last_seq_ = 0;  // of the last message queued
   std::deque<batch_time> batch_times_;
 };
 

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <string>
 
+#include "common/link/link_socket.hpp"
+
 namespace fg::gateway {
 
 namespace {
-std::string link_socket_path(const io_thread& home) {
-  return home.config().link_dir + "/link-" + std::to_string(home.index()) + ".sock";
-}
-
 // Workers send at most a client-sized message plus its envelope.
 std::uint32_t max_worker_envelope(const gateway_config& config) {
   return static_cast<std::uint32_t>(
@@ -21,7 +19,8 @@ worker_router::worker_router(io_thread& home)
     : route_table(home.config(), {home.shared().gateway_id, home.index()}, home.compressor(),
                   [&home] { home.uncork(); }),
       home_(home),
-      acceptor_(home.context(), link_socket_path(home), max_worker_envelope(home.config()), *this, counters()),
+      acceptor_(home.context(), link::link_socket_path(home.config().link_dir, home.index()),
+                max_worker_envelope(home.config()), *this, counters()),
       ping_timer_(home.context().get_executor()) {
   schedule_link_ping();
 }

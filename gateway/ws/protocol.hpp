@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/close_codes.hpp"
+
 namespace fg::ws {
 
 // RFC 6455 §5.2
@@ -19,20 +21,8 @@ enum class opcode : std::uint8_t {
 
 constexpr bool is_control(opcode op) noexcept { return (static_cast<std::uint8_t>(op) & 0x8) != 0; }
 
-// RFC 6455 §7.4.1
-namespace close_code {
-constexpr std::uint16_t normal = 1000;
-constexpr std::uint16_t going_away = 1001;
-constexpr std::uint16_t protocol_error = 1002;
-constexpr std::uint16_t unsupported_data = 1003;
-constexpr std::uint16_t no_status = 1005;  // never sent on the wire
-constexpr std::uint16_t abnormal = 1006;   // never sent on the wire
-constexpr std::uint16_t invalid_payload = 1007;
-constexpr std::uint16_t policy_violation = 1008;
-constexpr std::uint16_t message_too_big = 1009;
-constexpr std::uint16_t internal_error = 1011;
-constexpr std::uint16_t try_again_later = 1013;  // a worker to serve it is missing right now
-}  // namespace close_code
+// RFC 6455 §7.4.1 (the list is shared with the worker)
+namespace close_code = fg::close_code;
 
 // Every reason to fail a connection, one name each.
 enum class error : std::uint8_t {

@@ -5,15 +5,13 @@
 #include <exception>
 #include <utility>
 
+#include "common/close_codes.hpp"
+
 namespace fg::worker {
 
 namespace pb = framegate::link;
 
 namespace {
-
-// A connection whose link is gone ended without a close handshake.
-constexpr std::uint16_t code_abnormal = 1006;
-constexpr std::uint16_t code_internal_error = 1011;
 
 connection_info info_from(const pb::ConnectionOpened& m) {
   connection_info info;
@@ -34,10 +32,6 @@ connection_state state_from(const pb::ConnectionState& s) {
   state.rooms.assign(s.rooms().begin(), s.rooms().end());
   state.app_data = s.app_data();
   return state;
-}
-
-std::uint16_t close_code(std::uint32_t code) {
-  return code <= 0xFFFF ? static_cast<std::uint16_t>(code) : code_abnormal;
 }
 
 }  // namespace
@@ -65,12 +59,12 @@ void dispatcher::guarded(conn_id c, std::uint32_t link, app_stats& counted, cons
     ++stats_.app_errors;
     ++counted.errors;
     log_->error("conn={} app {} failed: {}; closing it", c, what, e.what());
-    queue_close(link, c, code_internal_error, "internal error");
+    queue_close(link, c, close_code::internal_error, "internal error");
   } catch (...) {
     ++stats_.app_errors;
     ++counted.errors;
     log_->error("conn={} app {} failed; closing it", c, what);
-    queue_close(link, c, code_internal_error, "internal error");
+    queue_close(link, c, close_code::internal_error, "internal error");
   }
 }
 
@@ -96,7 +90,8 @@ void dispatcher::on_link_down(std::uint32_t link) {
   std::vector<conn_id> gone;
   for (const auto& [id, e] : conns_)
     if (e.link == link) gone.push_back(id);
-  for (const conn_id id : gone) forget(id, code_abnormal);
+  // Their link is gone: they ended without a close handshake.
+  for (const conn_id id : gone) forget(id, close_code::abnormal);
   if (link == 0 && hub_ != nullptr) hub_->on_hub_down();
 }
 
@@ -143,12 +138,12 @@ void dispatcher::on_opened(std::uint32_t link, const pb::ConnectionOpened& m) {
     // refuse the connection rather than leave the client hanging.
     ++stats_.unrouted_opens;
     log_->warn("conn={} opened for {}, which no app on this worker serves; closing it", m.conn_id(), m.path());
-    queue_close(link, m.conn_id(), code_internal_error, "no app at this path");
+    queue_close(link, m.conn_id(), close_code::internal_error, "no app at this path");
     return;
   }
   if (conns_.contains(m.conn_id())) {
     log_->warn("conn={} opened twice; the first one is dropped", m.conn_id());
-    forget(m.conn_id(), code_abnormal);
+    forget(m.conn_id(), close_code::abnormal);
   }
   connection_state state = m.resumed() ? state_from(m.state()) : connection_state{};
   auto conn = std::make_unique<connection>(info_from(m), std::move(state));
@@ -186,7 +181,7 @@ void dispatcher::on_message(std::uint32_t link, const pb::Message& m) {
 
 void dispatcher::on_closed(const pb::ConnectionClosed& m) {
   if (!conns_.contains(m.conn_id())) return;
-  forget(m.conn_id(), close_code(m.code()));
+  forget(m.conn_id(), close_code::from_link(m.code()));
 }
 
 void dispatcher::forget(conn_id id, std::uint16_t code) {

@@ -55,9 +55,7 @@ void gateway_link::reset_io() {
   timer_.cancel();
   // The aborted operations of the old socket complete later but touch no
   // buffer once the socket is closed; their generation no longer matches.
-  wr_queue_.clear();
-  wr_inflight_.clear();
-  writing_ = false;
+  wr_batch_.clear();
   rd_paused_ = false;
   decoder_ = fg::link::decoder(options_.max_envelope);
   fail_reason_.clear();
@@ -84,7 +82,7 @@ void gateway_link::on_connect(const boost::system::error_code& ec) {
   // The first envelope on every link; queue() accepts nothing before Welcome.
   pb::Envelope env;
   *env.mutable_register_() = hello_;
-  fg::link::encode(env, wr_queue_);
+  fg::link::encode(env, wr_batch_.next_envelope());
   flush();
   timer_.expires_after(options_.welcome_timeout);
   timer_.async_wait([this, gen = generation_](const boost::system::error_code& wait_ec) {
@@ -161,30 +159,28 @@ void gateway_link::queue(const pb::Envelope& e) {
     ++stats_.envelopes_dropped;
     return;
   }
-  fg::link::encode(e, wr_queue_);
+  fg::link::encode(e, wr_batch_.next_envelope());
 }
 
 void gateway_link::flush() {
-  if (writing_ || wr_queue_.empty()) return;
   if (state_ != state::registering && state_ != state::ready) return;
-  std::swap(wr_queue_, wr_inflight_);
-  writing_ = true;
+  const auto bytes = wr_batch_.begin_write();
+  if (bytes.empty()) return;
   ++stats_.writes;
-  asio::async_write(socket_, asio::buffer(wr_inflight_.data(), wr_inflight_.size()),
+  asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
                     [this, gen = generation_](const boost::system::error_code& ec, std::size_t n) {
                       if (gen == generation_) on_write(ec, n);
                     });
 }
 
 void gateway_link::on_write(const boost::system::error_code& ec, std::size_t n) {
-  writing_ = false;
+  wr_batch_.complete_write();
   if (ec) {
     fail("write: " + ec.message());
     return;
   }
   stats_.bytes_written += n;
-  wr_inflight_.clear();
-  if (!wr_queue_.empty()) flush();
+  flush();
   if (rd_paused_ && output_bytes() <= options_.output_high_water / 2) {
     rd_paused_ = false;
     do_read();

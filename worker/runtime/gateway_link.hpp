@@ -10,10 +10,10 @@
 // error) closes the socket, logs why, and goes to waiting: a link never
 // gives up and never takes the worker down.
 //
-// Writes: queue() appends encoded envelopes to wr_queue_; flush() (once
-// per loop turn, from the runtime) moves them to wr_inflight_ and starts
-// one write. Only one write is ever in flight: queue() during a write
-// appends to the next batch, which starts when the write completes.
+// Writes: queue() appends encoded envelopes to wr_batch_; flush() (once
+// per loop turn, from the runtime) starts one write of the batch. Only one
+// write is ever in flight: queue() during a write appends to the next
+// batch, which starts when the write completes.
 #pragma once
 
 #include <array>
@@ -27,8 +27,8 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "common/byte_buffer.hpp"
 #include "common/link/codec.hpp"
+#include "common/link/write_batch.hpp"
 #include "framegate/link.pb.h"
 #include "worker/config.hpp"
 #include "worker/runtime/backoff.hpp"
@@ -80,7 +80,7 @@ class gateway_link {
   [[nodiscard]] std::uint32_t index() const noexcept { return index_; }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   [[nodiscard]] const link_stats& stats() const noexcept { return stats_; }
-  [[nodiscard]] std::size_t output_bytes() const noexcept { return wr_queue_.size() + wr_inflight_.size(); }
+  [[nodiscard]] std::size_t output_bytes() const noexcept { return wr_batch_.pending_bytes(); }
 
  private:
   enum class state : std::uint8_t { idle, connecting, registering, ready, waiting, stopped };
@@ -118,9 +118,7 @@ class gateway_link {
   fg::link::decoder decoder_;
   std::unique_ptr<std::array<std::uint8_t, 64 * 1024>> rd_buf_;
   bool rd_paused_ = false;  // output above the high-water mark
-  byte_buffer wr_queue_;
-  byte_buffer wr_inflight_;
-  bool writing_ = false;
+  fg::link::write_batch wr_batch_;
   std::string fail_reason_;  // set by on_envelope for fail()
 
   link_stats stats_;

@@ -1,0 +1,115 @@
+// The link's write batch: what is queued during a turn leaves in one
+// write, never two writes at once, and nothing queued during a write is
+// lost or sent twice.
+#include "common/link/write_batch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/link/codec.hpp"
+#include "framegate/link.pb.h"
+
+namespace {
+
+using fg::link::write_batch;
+
+void queue(write_batch& b, std::string_view bytes) { b.next_envelope().append(bytes.data(), bytes.size()); }
+
+std::string text(std::span<const std::uint8_t> bytes) { return {bytes.begin(), bytes.end()}; }
+
+TEST(WriteBatch, NothingQueuedIsNothingToWrite) {
+  write_batch b;
+  EXPECT_TRUE(b.begin_write().empty());
+  EXPECT_FALSE(b.writing());
+  EXPECT_EQ(b.pending_bytes(), 0u);
+}
+
+TEST(WriteBatch, EverythingQueuedLeavesInOneWrite) {
+  write_batch b;
+  queue(b, "one.");
+  queue(b, "two.");
+  queue(b, "three.");
+  EXPECT_EQ(b.queued_envelopes(), 3u);
+  EXPECT_EQ(b.queued_bytes(), 14u);
+
+  EXPECT_EQ(text(b.begin_write()), "one.two.three.");
+  EXPECT_TRUE(b.writing());
+  EXPECT_EQ(b.queued_envelopes(), 0u);
+  EXPECT_EQ(b.queued_bytes(), 0u);
+  EXPECT_EQ(b.pending_bytes(), 14u);  // still in flight
+
+  b.complete_write();
+  EXPECT_FALSE(b.writing());
+  EXPECT_EQ(b.pending_bytes(), 0u);
+  EXPECT_TRUE(b.begin_write().empty());  // nothing is written twice
+}
+
+TEST(WriteBatch, OneWriteInFlightAtATime) {
+  write_batch b;
+  queue(b, "first");
+  const auto first = b.begin_write();
+  queue(b, "second");
+
+  EXPECT_TRUE(b.begin_write().empty());
+  // The write in flight is untouched by what was queued after it began.
+  EXPECT_EQ(text(first), "first");
+  EXPECT_EQ(b.queued_envelopes(), 1u);
+  EXPECT_EQ(b.pending_bytes(), 11u);
+
+  b.complete_write();
+  EXPECT_EQ(text(b.begin_write()), "second");
+  b.complete_write();
+  EXPECT_EQ(b.pending_bytes(), 0u);
+}
+
+TEST(WriteBatch, TheBytesInFlightStayPutWhileTheNextBatchGrows) {
+  write_batch b;
+  queue(b, "in flight");
+  const auto in_flight = b.begin_write();
+  const std::string big(1 << 20, 'x');  // forces the queued buffer to reallocate
+  queue(b, big);
+  EXPECT_EQ(text(in_flight), "in flight");
+  b.complete_write();
+  EXPECT_EQ(b.begin_write().size(), big.size());
+}
+
+TEST(WriteBatch, ClearDropsTheQueuedBatchAndTheWriteInFlight) {
+  write_batch b;
+  queue(b, "sent");
+  (void)b.begin_write();
+  queue(b, "queued");
+
+  b.clear();
+  EXPECT_FALSE(b.writing());
+  EXPECT_EQ(b.queued_envelopes(), 0u);
+  EXPECT_EQ(b.pending_bytes(), 0u);
+  EXPECT_TRUE(b.begin_write().empty());
+
+  // Usable again at once (a link that reconnects).
+  queue(b, "after");
+  EXPECT_EQ(text(b.begin_write()), "after");
+}
+
+TEST(WriteBatch, CarriesEncodedEnvelopesThatDecodeInOrder) {
+  write_batch b;
+  for (std::uint64_t nonce = 1; nonce <= 3; ++nonce) {
+    framegate::link::Envelope e;
+    e.mutable_ping()->set_nonce(nonce);
+    fg::link::encode(e, b.next_envelope());
+  }
+  const auto bytes = b.begin_write();
+  std::uint64_t expected = 1;
+  fg::link::decoder d;
+  const auto err = d.feed(bytes, [&](const framegate::link::Envelope& e) {
+    ASSERT_TRUE(e.has_ping());
+    EXPECT_EQ(e.ping().nonce(), expected++);
+  });
+  EXPECT_EQ(err, fg::link::decode_error::none);
+  EXPECT_EQ(expected, 4u);
+}
+
+}  // namespace
