@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "clock.hpp"
 #include "options.hpp"
 #include "process.hpp"
@@ -62,17 +64,17 @@ const char* phase_at(const shared_state& s, std::uint64_t now) {
 
 int main(int argc, char** argv) {
   std::string error;
-  bool show_help = false;
-  const auto parsed = parse_options(argc, argv, error, show_help);
-  if (!parsed) {
-    if (show_help) {
-      std::fputs(usage_text(), stdout);
-      return 0;
-    }
-    std::fprintf(stderr, "framegate-loadgen: %s\n", error.c_str());
+  options parsed;
+  try {
+    parsed = parse_options(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "framegate-loadgen: %s\n", e.what());
     return 2;
   }
-  const options& opts = *parsed;
+  const options& opts = parsed;
   if (opts.run_mode == mode::rooms) return run_rooms(opts);
 
   install_signal_handlers();

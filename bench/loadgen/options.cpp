@@ -5,8 +5,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+
+#include <CLI/CLI.hpp>
 
 namespace loadgen {
 
@@ -76,6 +80,204 @@ bool parse_url(const std::string& url, options& o, std::string& error) {
   return true;
 }
 
+// A decimal whole number in [lo, hi], rewritten in canonical form before
+// CLI11 converts it: CLI11 2.1 reads with strtoull base 0, so "010" would be
+// octal and "-1" a huge unsigned.
+template <typename T>
+CLI::Validator whole(T lo, T hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        T v{};
+        if (!parse_uint(s, v) || v < lo || v > hi)
+          return "expected a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + s;
+        s = std::to_string(v);
+        return {};
+      },
+      "");
+}
+
+// A finite decimal number in [lo, hi], or in (lo, hi] when above_lo.
+CLI::Validator real(double lo, double hi, bool above_lo = false) {
+  return CLI::Validator(
+      [lo, hi, above_lo](std::string& s) -> std::string {
+        double v = 0;
+        if (!parse_double(s, v) || v < lo || (above_lo && v == lo) || v > hi) {
+          std::string range = (above_lo ? "(" : "[") + std::to_string(lo) + ", ";
+          range += hi == std::numeric_limits<double>::max() ? "inf)" : std::to_string(hi) + "]";
+          return "expected a number in " + range + ", got " + s;
+        }
+        return {};
+      },
+      "");
+}
+
+// An option taking one of `choices`, shown as "a|b|c" in the help.
+template <typename T, std::size_t N>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, T& out,
+                        const std::pair<std::string_view, T> (&choices)[N], const std::string& help) {
+  std::string names;
+  for (const auto& choice : choices) names += (names.empty() ? "" : "|") + std::string(choice.first);
+  return app
+      .add_option_function<std::string>(
+          name,
+          [&out, &choices, name, names](const std::string& value) {
+            if (!parse_choice(value, choices, out))
+              throw CLI::ValidationError(name, "expected " + names + ", got " + value);
+          },
+          help)
+      ->type_name(names);
+}
+
+constexpr std::pair<std::string_view, mode> mode_choices[] = {
+    {"rate", mode::rate}, {"window", mode::window}, {"idle", mode::idle}, {"rooms", mode::rooms}};
+constexpr std::pair<std::string_view, opcode> opcode_choices[] = {{"binary", opcode::binary}, {"text", opcode::text}};
+constexpr std::pair<std::string_view, bool> payload_choices[] = {{"pattern", false}, {"json", true}};
+constexpr std::pair<std::string_view, bool> yes_no[] = {{"yes", true}, {"no", false}};
+
+constexpr const char* footer_text =
+    R"(In rooms mode exit code 1 also on duplicates, reorders, misrouted or malformed
+deliveries; losses are reported (delivered % of expected), not fatal.
+Exit code: 0 ok; 1 echo mismatches, unanswered echoes, a connection lost or
+closed by the server mid-run, a protocol error, or no connection at all;
+2 bad options. Failed connects are counted and reported, not fatal.)";
+
+// The CLI11 definition of every option, bound to `opts`; finish() turns the
+// textual ones into addresses and fills the derived values.
+struct option_parser {
+  options opts;
+  std::vector<std::string> source_ips;
+  std::vector<std::string> probe_pids;
+  CLI::App app{"framegate-loadgen: WebSocket load generator (epoll, one event loop per thread)", "framegate-loadgen"};
+
+  option_parser() {
+    app.get_formatter()->column_width(34);
+    app.footer(footer_text);
+    // As before CLI11: a repeated option's last value wins (the lists below append).
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    auto& o = opts;
+    app.add_option("--url", o.url, "the target, loopback only; TLS is not supported")
+        ->required()
+        ->type_name("ws://127.0.0.1:PORT/path");
+
+    // Each group heading applies to the options added after it.
+    app.option_defaults()->group("Workload");
+    add_choice(app, "--mode", o.run_mode, mode_choices,
+               "rate: open loop, one message per connection every\n"
+               "--rate-per-conn-ms (latency from the intended send\n"
+               "time, so a slow server cannot hide its tail);\n"
+               "window: closed loop, --window messages in flight\n"
+               "per connection; idle: connect, hold, report;\n"
+               "rooms: fan-out through the /rooms JSON protocol");
+    add_whole(o.connections, "--connections", "N", 1, 1'000'000, "connections to open (default 1)");
+    add_whole(o.size, "--size", "BYTES", 0, 64u << 20, "payload size (default 256; >= 8 to measure latency)");
+    add_choice(app, "--opcode", o.message_opcode, opcode_choices, "message type (default binary; payload is ASCII)");
+    add_choice(app, "--payload", o.json_payload, payload_choices,
+               "after the 8-byte stamp: an 'a'..'z' cycle (default)\n"
+               "or JSON records, compressible as real traffic is");
+    add_real(o.rate_per_conn_ms, "--rate-per-conn-ms", "MS", real(0.001, 3'600'000),
+             "rate mode interval per connection (default 10)");
+    add_whole(o.window, "--window", "W", 1, 1'000'000, "window mode messages in flight (default 16)");
+
+    app.option_defaults()->group("Rooms mode (--mode rooms; --connections and --size are not used)");
+    add_whole(o.rooms, "--rooms", "R", 1, 1'000'000, "rooms \"r0\"..\"r<R-1>\" (default 1)");
+    add_whole(o.members, "--members", "N", 0, 1'000'000,
+              "member connections, member i joins room i % R\n(default 1000)");
+    add_whole(o.publishers, "--publishers", "P", 0, 1'000'000,
+              "publishers, publisher p publishes to room p % R\n(default 1)");
+    add_choice(app, "--publishers-join", o.publishers_join, yes_no,
+               "yes (default): publisher p is member p, so it\n"
+               "receives its own publishes; no: P extra\n"
+               "connections that join nothing");
+    add_real(o.publish_rate, "--publish-rate", "N", real(0.001, 1'000'000),
+             "publishes per second per publisher (default 10);\n"
+             "data {\"t\":<intended send ns>,\"p\":<p>,\"s\":<seq>}");
+    add_whole(o.publish_size, "--publish-size", "BYTES", 0, 16u << 20,
+              "pad each publish's data with a JSON array of\n"
+              "records (\"x\":[...]) to about BYTES (default 0: none)");
+    add_real(o.join_settle_s, "--join-settle", "S", real(0, 600), "wait after the joins before publishing (default 1)");
+    add_list(probe_pids, "--probe-pid", "NAME=PID", "report that local process's CPU over the window\n(repeatable)");
+
+    app.option_defaults()->group("Timing (each phase bounded; the run always ends)");
+    add_real(o.duration_s, "--duration", "S", real(0, 3600, true), "measured seconds (default 10, max 3600)");
+    add_real(o.warmup_s, "--warmup", "S", real(0, 600), "load before measuring (default 0)");
+    add_real(o.drain_s, "--drain", "S", real(0, 600),
+             "after the load, wait for the last echoes until\n"
+             "none has come for S seconds (default 5): a slow\n"
+             "server's backlog is still measured, a stalled\n"
+             "one is reported as unanswered echoes");
+    add_real(o.drain_max_s, "--drain-max", "S", real(0, 600), "... and never longer than S seconds (default 60)");
+    add_real(o.connect_rate, "--connect-rate", "N", real(0, std::numeric_limits<double>::max(), true),
+             "new connections per second (default 5000)");
+    add_real(o.connect_timeout_s, "--connect-timeout", "S", real(0, 600, true),
+             "connect phase limit (default 10 + N/connect-rate)");
+
+    app.option_defaults()->group("Compression");
+    app.add_flag("--deflate", o.deflate,
+                 "offer permessage-deflate (RFC 7692) as browsers do\n"
+                 "(client_max_window_bits), inflate what the server\n"
+                 "compresses, compress sends (no context takeover)");
+    add_whole(o.deflate_threshold, "--deflate-threshold", "BYTES", 0, std::numeric_limits<std::size_t>::max(),
+              "compress sends of at least BYTES (default 1024)");
+
+    app.option_defaults()->group("Network");
+    add_whole(o.threads, "--threads", "N", 1, 256, "event-loop threads (default 1)");
+    add_list(source_ips, "--source-ips", "A,B,...", "127.x source addresses to spread connections over")
+        ->delimiter(',');
+
+    app.option_defaults()->group("Output");
+    app.add_option("--json", o.json_path, "write the summary as JSON")->type_name("FILE");
+    add_whole(o.server_pid, "--server-pid", "PID", 1, std::numeric_limits<int>::max(),
+              "also report that local server's CPU (user+sys,\n"
+              "from /proc/PID/stat) over the measured window and\n"
+              "its memory (VmRSS before/after, VmHWM)");
+    app.add_flag_callback(
+        "--no-progress", [this] { opts.progress = false; }, "no per-second line on stderr");
+  }
+
+  template <typename T>
+  void add_whole(T& out, const std::string& name, const std::string& type, std::type_identity_t<T> lo,
+                 std::type_identity_t<T> hi, const std::string& help) {
+    app.add_option(name, out, help)->type_name(type)->transform(whole<T>(lo, hi));
+  }
+  void add_real(double& out, const std::string& name, const std::string& type, const CLI::Validator& range,
+                const std::string& help) {
+    app.add_option(name, out, help)->type_name(type)->check(range);
+  }
+  // One value per occurrence; every occurrence appends.
+  CLI::Option* add_list(std::vector<std::string>& out, const std::string& name, const std::string& type,
+                        const std::string& help) {
+    return app.add_option(name, out, help)
+        ->type_name(type)
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  }
+
+  void finish() {
+    auto& o = opts;
+    std::string error;
+    if (!parse_url(o.url, o, error)) throw CLI::ValidationError(error);
+    for (const auto& ip : source_ips) {
+      in_addr a{};
+      if (!parse_loopback_ip(ip, a))
+        throw CLI::ValidationError("--source-ips takes comma-separated 127.x.x.x addresses");
+      o.source_ips.push_back(a);
+    }
+    for (const auto& value : probe_pids) {
+      const auto eq = value.find('=');
+      int pid = 0;
+      if (eq == std::string::npos || eq == 0 || !parse_uint(std::string_view(value).substr(eq + 1), pid) || pid <= 0)
+        throw CLI::ValidationError("--probe-pid", "expected NAME=PID, got " + value);
+      o.probe_pids.emplace_back(value.substr(0, eq), pid);
+    }
+    o.drain_max_s = std::max(o.drain_max_s, o.drain_s);
+    if (o.run_mode == mode::rooms) o.connections = o.members + (o.publishers_join ? 0 : o.publishers);
+    if (o.connect_timeout_s == 0) {
+      o.connect_timeout_s = std::min(600.0, 10.0 + static_cast<double>(o.connections) / o.connect_rate);
+    }
+  }
+};
+
 }  // namespace
 
 const char* mode_name(mode m) {
@@ -88,204 +290,13 @@ const char* mode_name(mode m) {
   return "?";
 }
 
-const char* usage_text() {
-  return R"(framegate-loadgen: WebSocket load generator (epoll, one event loop per thread)
+std::string usage_text() { return option_parser{}.app.help(); }
 
-Usage: framegate-loadgen --url ws://127.0.0.1:PORT/path [options]
-
-Workload
-  --mode rate|window|idle|rooms
-                            rate: open loop, one message per connection every
-                            --rate-per-conn-ms (latency from the intended send
-                            time, so a slow server cannot hide its tail);
-                            window: closed loop, --window messages in flight
-                            per connection; idle: connect, hold, report;
-                            rooms: fan-out through the /rooms JSON protocol
-  --connections N           connections to open (default 1)
-  --size BYTES              payload size (default 256; >= 8 to measure latency)
-  --opcode binary|text      message type (default binary; payload is ASCII)
-  --payload pattern|json    after the 8-byte stamp: an 'a'..'z' cycle (default)
-                            or JSON records, compressible as real traffic is
-  --rate-per-conn-ms MS     rate mode interval per connection (default 10)
-  --window W                window mode messages in flight (default 16)
-Rooms mode (--mode rooms; --connections and --size are not used)
-  --rooms R                 rooms "r0".."r<R-1>" (default 1)
-  --members N               member connections, member i joins room i % R
-                            (default 1000)
-  --publishers P            publishers, publisher p publishes to room p % R
-                            (default 1)
-  --publishers-join yes|no  yes (default): publisher p is member p, so it
-                            receives its own publishes; no: P extra
-                            connections that join nothing
-  --publish-rate N          publishes per second per publisher (default 10);
-                            data {"t":<intended send ns>,"p":<p>,"s":<seq>}
-  --publish-size BYTES      pad each publish's data with a JSON array of
-                            records ("x":[...]) to about BYTES (default 0: none)
-  --join-settle S           wait after the joins before publishing (default 1)
-  --probe-pid NAME=PID      report that local process's CPU over the window
-                            (repeatable)
-  Exit code 1 also on duplicates, reorders, misrouted or malformed
-  deliveries; losses are reported (delivered % of expected), not fatal.
-Timing (each phase bounded; the run always ends)
-  --duration S              measured seconds (default 10, max 3600)
-  --warmup S                load before measuring (default 0)
-  --drain S                 after the load, wait for the last echoes until
-                            none has come for S seconds (default 5): a slow
-                            server's backlog is still measured, a stalled
-                            one is reported as unanswered echoes
-  --drain-max S             ... and never longer than S seconds (default 60)
-  --connect-rate N          new connections per second (default 5000)
-  --connect-timeout S       connect phase limit (default 10 + N/connect-rate)
-Compression
-  --deflate                 offer permessage-deflate (RFC 7692) as browsers do
-                            (client_max_window_bits), inflate what the server
-                            compresses, compress sends (no context takeover)
-  --deflate-threshold BYTES compress sends of at least BYTES (default 1024)
-Network
-  --threads N               event-loop threads (default 1)
-  --source-ips A,B,...      127.x source addresses to spread connections over
-Output
-  --json FILE               write the summary as JSON
-  --server-pid PID          also report that local server's CPU (user+sys,
-                            from /proc/PID/stat) over the measured window and
-                            its memory (VmRSS before/after, VmHWM)
-  --no-progress             no per-second line on stderr
-Exit code: 0 ok; 1 echo mismatches, unanswered echoes, a connection lost or
-closed by the server mid-run, a protocol error, or no connection at all;
-2 bad options. Failed connects are counted and reported, not fatal.
-)";
-}
-
-std::optional<options> parse_options(int argc, char** argv, std::string& error, bool& show_help) {
-  options o;
-  bool have_url = false;
-  show_help = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string name = argv[i];
-    std::string value;
-    bool has_inline_value = false;
-    if (const auto eq = name.find('='); name.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_inline_value = true;
-    }
-    if (name == "--help" || name == "-h") {
-      show_help = true;
-      return std::nullopt;
-    }
-    if (name == "--no-progress") {
-      o.progress = false;
-      continue;
-    }
-    if (name == "--deflate") {
-      o.deflate = true;
-      continue;
-    }
-    if (!has_inline_value) {
-      if (i + 1 >= argc) {
-        error = name + " needs a value";
-        return std::nullopt;
-      }
-      value = argv[++i];
-    }
-    bool ok = true;
-    if (name == "--url") {
-      o.url = value;
-      ok = parse_url(value, o, error);
-      have_url = ok;
-      if (!ok) return std::nullopt;
-    } else if (name == "--mode") {
-      static constexpr std::pair<std::string_view, mode> modes[] = {
-          {"rate", mode::rate}, {"window", mode::window}, {"idle", mode::idle}, {"rooms", mode::rooms}};
-      ok = parse_choice(value, modes, o.run_mode);
-    } else if (name == "--connections") {
-      ok = parse_uint(value, o.connections) && o.connections > 0 && o.connections <= 1'000'000;
-    } else if (name == "--size") {
-      ok = parse_uint(value, o.size) && o.size <= (64u << 20);
-    } else if (name == "--opcode") {
-      static constexpr std::pair<std::string_view, opcode> opcodes[] = {{"binary", opcode::binary},
-                                                                        {"text", opcode::text}};
-      ok = parse_choice(value, opcodes, o.message_opcode);
-    } else if (name == "--payload") {
-      static constexpr std::pair<std::string_view, bool> payloads[] = {{"pattern", false}, {"json", true}};
-      ok = parse_choice(value, payloads, o.json_payload);
-    } else if (name == "--duration") {
-      ok = parse_double(value, o.duration_s) && o.duration_s > 0 && o.duration_s <= 3600;
-    } else if (name == "--warmup") {
-      ok = parse_double(value, o.warmup_s) && o.warmup_s >= 0 && o.warmup_s <= 600;
-    } else if (name == "--drain") {
-      ok = parse_double(value, o.drain_s) && o.drain_s >= 0 && o.drain_s <= 600;
-    } else if (name == "--drain-max") {
-      ok = parse_double(value, o.drain_max_s) && o.drain_max_s >= 0 && o.drain_max_s <= 600;
-    } else if (name == "--threads") {
-      ok = parse_uint(value, o.threads) && o.threads >= 1 && o.threads <= 256;
-    } else if (name == "--source-ips") {
-      std::string_view list = value;
-      while (ok && !list.empty()) {
-        const auto comma = list.find(',');
-        in_addr a{};
-        ok = parse_loopback_ip(std::string(list.substr(0, comma)), a);
-        if (ok) o.source_ips.push_back(a);
-        if (comma == std::string_view::npos) break;
-        list.remove_prefix(comma + 1);
-      }
-      if (!ok) {
-        error = "--source-ips takes comma-separated 127.x.x.x addresses";
-        return std::nullopt;
-      }
-    } else if (name == "--connect-rate") {
-      ok = parse_double(value, o.connect_rate) && o.connect_rate > 0;
-    } else if (name == "--connect-timeout") {
-      ok = parse_double(value, o.connect_timeout_s) && o.connect_timeout_s > 0 && o.connect_timeout_s <= 600;
-    } else if (name == "--rate-per-conn-ms") {
-      ok = parse_double(value, o.rate_per_conn_ms) && o.rate_per_conn_ms >= 0.001 && o.rate_per_conn_ms <= 3'600'000;
-    } else if (name == "--window") {
-      ok = parse_uint(value, o.window) && o.window >= 1 && o.window <= 1'000'000;
-    } else if (name == "--server-pid") {
-      ok = parse_uint(value, o.server_pid) && o.server_pid > 0;
-    } else if (name == "--rooms") {
-      ok = parse_uint(value, o.rooms) && o.rooms >= 1 && o.rooms <= 1'000'000;
-    } else if (name == "--members") {
-      ok = parse_uint(value, o.members) && o.members <= 1'000'000;
-    } else if (name == "--publishers") {
-      ok = parse_uint(value, o.publishers) && o.publishers <= 1'000'000;
-    } else if (name == "--publishers-join") {
-      static constexpr std::pair<std::string_view, bool> yes_no[] = {{"yes", true}, {"no", false}};
-      ok = parse_choice(value, yes_no, o.publishers_join);
-    } else if (name == "--publish-rate") {
-      ok = parse_double(value, o.publish_rate) && o.publish_rate >= 0.001 && o.publish_rate <= 1'000'000;
-    } else if (name == "--publish-size") {
-      ok = parse_uint(value, o.publish_size) && o.publish_size <= (16u << 20);
-    } else if (name == "--deflate-threshold") {
-      ok = parse_uint(value, o.deflate_threshold);
-    } else if (name == "--join-settle") {
-      ok = parse_double(value, o.join_settle_s) && o.join_settle_s >= 0 && o.join_settle_s <= 600;
-    } else if (name == "--probe-pid") {
-      const auto eq = value.find('=');
-      int pid = 0;
-      ok = eq != std::string::npos && eq > 0 && parse_uint(std::string_view(value).substr(eq + 1), pid) && pid > 0;
-      if (ok) o.probe_pids.emplace_back(value.substr(0, eq), pid);
-    } else if (name == "--json") {
-      o.json_path = value;
-    } else {
-      error = "unknown option " + name + " (see --help)";
-      return std::nullopt;
-    }
-    if (!ok) {
-      error = "bad value for " + name + ": " + value;
-      return std::nullopt;
-    }
-  }
-  if (!have_url) {
-    error = "--url ws://127.0.0.1:PORT/path is required";
-    return std::nullopt;
-  }
-  o.drain_max_s = std::max(o.drain_max_s, o.drain_s);
-  if (o.run_mode == mode::rooms) o.connections = o.members + (o.publishers_join ? 0 : o.publishers);
-  if (o.connect_timeout_s == 0) {
-    o.connect_timeout_s = std::min(600.0, 10.0 + static_cast<double>(o.connections) / o.connect_rate);
-  }
-  return o;
+options parse_options(int argc, const char* const* argv) {
+  option_parser parser;
+  parser.app.parse(argc, argv);
+  parser.finish();
+  return parser.opts;
 }
 
 }  // namespace loadgen

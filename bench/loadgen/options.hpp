@@ -1,7 +1,6 @@
 #pragma once
-// Command-line options of framegate-loadgen, parsed without dependencies.
+// Command-line options of framegate-loadgen (parsed with CLI11).
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,11 +52,13 @@ struct options {
   std::vector<std::pair<std::string, int>> probe_pids;  // --probe-pid NAME=PID: CPU over the window
 };
 
-// Parses argv. On error returns nullopt and sets error; on --help sets
-// show_help and returns nullopt with an empty error.
-std::optional<options> parse_options(int argc, char** argv, std::string& error, bool& show_help);
+// Parses the arguments (argv[0] is the program). Throws CLI::CallForHelp
+// on --help / -h and another CLI::ParseError on a bad command line.
+options parse_options(int argc, const char* const* argv);
 
-const char* usage_text();
+// The --help text.
+std::string usage_text();
+
 const char* mode_name(mode m);
 
 }  // namespace loadgen

@@ -1,8 +1,5 @@
 #include "report.hpp"
 
-#include <cerrno>
-#include <cstring>
-
 namespace loadgen {
 
 namespace {
@@ -120,92 +117,110 @@ void print_summary(std::FILE* out, const run_summary& s) {
   std::fprintf(out, "  verdict       %s\n", s.failed() ? "FAIL" : "ok");
 }
 
-bool write_json(const std::string& path, const run_summary& s, std::string& error) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    error = path + ": " + std::strerror(errno);
-    return false;
-  }
+void put_error_counts(json& object, const error_counts& errors) {
+  object["connect_failed"] = errors.connect_failed;
+  object["connect_timeout"] = errors.connect_timeout;
+  object["handshake_rejected"] = errors.handshake_rejected;
+  object["closed_by_server"] = errors.closed_by_server;
+  object["disconnected"] = errors.disconnected;
+  object["protocol_error"] = errors.protocol_error;
+}
+
+json summary_json(const run_summary& s) {
   const auto& o = *s.opts;
   const auto& t = s.totals;
-  auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
-  std::fprintf(f, "{\n");
-  std::fprintf(f, "  \"tool\": \"framegate-loadgen\",\n");
-  std::fprintf(f, "  \"url\": \"%s\",\n", o.url.c_str());  // validated ws://127.x URL: nothing to escape
-  std::fprintf(f, "  \"mode\": \"%s\",\n", mode_name(o.run_mode));
-  std::fprintf(f, "  \"connections\": %u,\n", o.connections);
-  std::fprintf(f, "  \"size\": %zu,\n", o.size);
-  std::fprintf(f, "  \"opcode\": \"%s\",\n", o.message_opcode == opcode::text ? "text" : "binary");
-  std::fprintf(f, "  \"threads\": %u,\n", o.threads);
-  std::fprintf(f, "  \"rate_per_conn_ms\": %g,\n", o.rate_per_conn_ms);
-  std::fprintf(f, "  \"window\": %u,\n", o.window);
-  std::fprintf(f, "  \"offered_msg_per_s\": %.1f,\n",
-               o.run_mode == mode::rate ? static_cast<double>(o.connections) * 1000.0 / o.rate_per_conn_ms : 0.0);
-  std::fprintf(f, "  \"warmup_s\": %g,\n  \"duration_s\": %g,\n  \"measured_s\": %.3f,\n  \"wall_s\": %.3f,\n",
-               o.warmup_s, o.duration_s, s.measured_s, s.wall_s);
-  std::fprintf(f, "  \"established\": %llu,\n  \"open_at_end\": %llu,\n", u(t.established), u(t.open_at_end));
-  std::fprintf(f,
-               "  \"errors\": {\"total\": %llu, \"connect_failed\": %llu, \"connect_timeout\": %llu, "
-               "\"handshake_rejected\": %llu, \"closed_by_server\": %llu, \"disconnected\": %llu, "
-               "\"protocol_error\": %llu, \"close_1008\": %llu, \"close_1009\": %llu, \"close_other\": %llu},\n",
-               u(t.errors.total()), u(t.errors.connect_failed), u(t.errors.connect_timeout),
-               u(t.errors.handshake_rejected), u(t.errors.closed_by_server), u(t.errors.disconnected),
-               u(t.errors.protocol_error), u(t.close_codes_1008), u(t.close_codes_1009), u(t.close_codes_other));
-  std::string first_error;
-  for (char c : t.first_error) {
-    if (c == '"' || c == '\\') first_error += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) first_error += c;
-  }
-  std::fprintf(f, "  \"first_error\": \"%s\",\n", first_error.c_str());
-  std::fprintf(f, "  \"sent\": %llu,\n  \"received\": %llu,\n", u(t.sent_window), u(t.received_window));
-  std::fprintf(f, "  \"sent_total\": %llu,\n  \"received_total\": %llu,\n", u(t.sent), u(t.received));
-  std::fprintf(f, "  \"sent_msg_per_s\": %.1f,\n  \"msg_per_s\": %.1f,\n", per_s(t.sent_window, s.measured_s),
-               per_s(t.received_window, s.measured_s));
-  std::fprintf(f, "  \"deflate\": %s,\n  \"deflate_threshold\": %zu,\n  \"payload\": \"%s\",\n",
-               o.deflate ? "true" : "false", o.deflate_threshold, o.json_payload ? "json" : "pattern");
-  std::fprintf(f, "  \"compressed_in\": %llu,\n  \"compressed_out\": %llu,\n", u(t.compressed_in), u(t.compressed_out));
-  std::fprintf(f, "  \"wire_bytes_in\": %llu,\n  \"wire_bytes_out\": %llu,\n", u(t.wire_in_window),
-               u(t.wire_out_window));
-  std::fprintf(f, "  \"latency_us\": {\"count\": %llu", u(t.latency.count()));
-  for (const auto& row : latency_rows) std::fprintf(f, ", \"%s\": %.1f", row.name, us(t.latency.percentile(row.q)));
-  std::fprintf(f, ", \"max\": %.1f, \"mean\": %.1f},\n", us(t.latency.max()), t.latency.mean() / 1000.0);
-  std::fprintf(f, "  \"send_lag_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p99_9\": %.1f, \"max\": %.1f},\n",
-               us(t.send_lag.percentile(0.5)), us(t.send_lag.percentile(0.99)), us(t.send_lag.percentile(0.999)),
-               us(t.send_lag.max()));
-  std::fprintf(f,
-               "  \"mismatches\": {\"total\": %llu, \"length\": %llu, \"opcode\": %llu, \"payload\": %llu, "
-               "\"unexpected\": %llu},\n",
-               u(s.mismatches()), u(t.mismatched_length), u(t.mismatched_opcode), u(t.mismatched_payload),
-               u(t.unexpected_echoes));
-  std::fprintf(f, "  \"unanswered\": %llu,\n  \"unanswered_on_dead_connections\": %llu,\n  \"backlog_at_end\": %llu,\n",
-               u(t.unanswered), u(t.unanswered_closed), u(t.backlog_at_end));
-  std::fprintf(f,
-               "  \"loadgen_cpu\": {\"user_s\": %.3f, \"sys_s\": %.3f, \"pct_of_core\": %.1f, "
-               "\"run_user_s\": %.3f, \"run_sys_s\": %.3f},\n",
-               s.cpu_window.user_s, s.cpu_window.sys_s,
-               s.measured_s > 0 ? 100.0 * s.cpu_window.total() / s.measured_s : 0.0, s.cpu_run.user_s, s.cpu_run.sys_s);
+  const double pct_of_core = s.measured_s > 0 ? 100.0 * s.cpu_window.total() / s.measured_s : 0.0;
+  json latency = {{"count", t.latency.count()}};
+  for (const auto& row : latency_rows) latency[row.name] = rounded(us(t.latency.percentile(row.q)), 1);
+  latency["max"] = rounded(us(t.latency.max()), 1);
+  latency["mean"] = rounded(t.latency.mean() / 1000.0, 1);
+  json errors = {{"total", t.errors.total()}};
+  put_error_counts(errors, t.errors);
+  errors["close_1008"] = t.close_codes_1008;
+  errors["close_1009"] = t.close_codes_1009;
+  errors["close_other"] = t.close_codes_other;
+  json doc = {
+      {"tool", "framegate-loadgen"},
+      {"url", o.url},
+      {"mode", mode_name(o.run_mode)},
+      {"connections", o.connections},
+      {"size", o.size},
+      {"opcode", o.message_opcode == opcode::text ? "text" : "binary"},
+      {"threads", o.threads},
+      {"rate_per_conn_ms", o.rate_per_conn_ms},
+      {"window", o.window},
+      {"offered_msg_per_s",
+       rounded(o.run_mode == mode::rate ? static_cast<double>(o.connections) * 1000.0 / o.rate_per_conn_ms : 0.0, 1)},
+      {"warmup_s", o.warmup_s},
+      {"duration_s", o.duration_s},
+      {"measured_s", rounded(s.measured_s, 3)},
+      {"wall_s", rounded(s.wall_s, 3)},
+      {"established", t.established},
+      {"open_at_end", t.open_at_end},
+      {"errors", errors},
+      {"first_error", t.first_error},
+      {"sent", t.sent_window},
+      {"received", t.received_window},
+      {"sent_total", t.sent},
+      {"received_total", t.received},
+      {"sent_msg_per_s", rounded(per_s(t.sent_window, s.measured_s), 1)},
+      {"msg_per_s", rounded(per_s(t.received_window, s.measured_s), 1)},
+      {"deflate", o.deflate},
+      {"deflate_threshold", o.deflate_threshold},
+      {"payload", o.json_payload ? "json" : "pattern"},
+      {"compressed_in", t.compressed_in},
+      {"compressed_out", t.compressed_out},
+      {"wire_bytes_in", t.wire_in_window},
+      {"wire_bytes_out", t.wire_out_window},
+      {"latency_us", latency},
+      {"send_lag_us",
+       {{"p50", rounded(us(t.send_lag.percentile(0.5)), 1)},
+        {"p99", rounded(us(t.send_lag.percentile(0.99)), 1)},
+        {"p99_9", rounded(us(t.send_lag.percentile(0.999)), 1)},
+        {"max", rounded(us(t.send_lag.max()), 1)}}},
+      {"mismatches",
+       {{"total", s.mismatches()},
+        {"length", t.mismatched_length},
+        {"opcode", t.mismatched_opcode},
+        {"payload", t.mismatched_payload},
+        {"unexpected", t.unexpected_echoes}}},
+      {"unanswered", t.unanswered},
+      {"unanswered_on_dead_connections", t.unanswered_closed},
+      {"backlog_at_end", t.backlog_at_end},
+      {"loadgen_cpu",
+       {{"user_s", rounded(s.cpu_window.user_s, 3)},
+        {"sys_s", rounded(s.cpu_window.sys_s, 3)},
+        {"pct_of_core", rounded(pct_of_core, 1)},
+        {"run_user_s", rounded(s.cpu_run.user_s, 3)},
+        {"run_sys_s", rounded(s.cpu_run.sys_s, 3)}}},
+  };
   if (s.have_server) {
-    std::fprintf(f,
-                 "  \"server\": {\"pid\": %d, \"cpu_user_s\": %.3f, \"cpu_sys_s\": %.3f, \"cpu_pct_of_core\": %.1f, "
-                 "\"rss_before_kib\": %lu, \"rss_end_kib\": %lu, \"hwm_kib\": %lu, \"rss_per_conn_kib\": %.3f},\n",
-                 o.server_pid, s.server_measure_end.user_s - s.server_measure_start.user_s,
-                 s.server_measure_end.sys_s - s.server_measure_start.sys_s,
-                 s.measured_s > 0 ? 100.0 * s.server_cpu_s() / s.measured_s : 0.0, s.server_before.rss_kib,
-                 s.server_measure_end.rss_kib, s.server_after.hwm_kib, s.server_rss_per_conn_kib());
+    doc["server"] = {
+        {"pid", o.server_pid},
+        {"cpu_user_s", rounded(s.server_measure_end.user_s - s.server_measure_start.user_s, 3)},
+        {"cpu_sys_s", rounded(s.server_measure_end.sys_s - s.server_measure_start.sys_s, 3)},
+        {"cpu_pct_of_core", rounded(s.measured_s > 0 ? 100.0 * s.server_cpu_s() / s.measured_s : 0.0, 1)},
+        {"rss_before_kib", s.server_before.rss_kib},
+        {"rss_end_kib", s.server_measure_end.rss_kib},
+        {"hwm_kib", s.server_after.hwm_kib},
+        {"rss_per_conn_kib", rounded(s.server_rss_per_conn_kib(), 3)},
+    };
   }
   if (s.have_machine && s.measured_s > 0) {
-    const double other = s.others_s();
-    std::fprintf(
-        f,
-        "  \"machine_cpu\": {\"busy_pct_of_core\": %.1f, \"other_pct_of_core\": %.1f, \"steal_pct_of_core\": %.1f},\n",
-        100.0 * s.machine_busy_s() / s.measured_s, 100.0 * other / s.measured_s,
-        100.0 * (s.machine_measure_end.steal_s - s.machine_measure_start.steal_s) / s.measured_s);
+    doc["machine_cpu"] = {
+        {"busy_pct_of_core", rounded(100.0 * s.machine_busy_s() / s.measured_s, 1)},
+        {"other_pct_of_core", rounded(100.0 * s.others_s() / s.measured_s, 1)},
+        {"steal_pct_of_core",
+         rounded(100.0 * (s.machine_measure_end.steal_s - s.machine_measure_start.steal_s) / s.measured_s, 1)},
+    };
   }
-  std::fprintf(f, "  \"interrupted\": %s,\n  \"ok\": %s\n}\n", s.interrupted ? "true" : "false",
-               s.failed() ? "false" : "true");
-  const bool ok = std::fclose(f) == 0;
-  if (!ok) error = path + ": write failed";
-  return ok;
+  doc["interrupted"] = s.interrupted;
+  doc["ok"] = !s.failed();
+  return doc;
+}
+
+bool write_json(const std::string& path, const run_summary& s, std::string& error) {
+  return write_json_file(path, summary_json(s), error);
 }
 
 }  // namespace loadgen

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "json_file.hpp"
 #include "options.hpp"
 #include "process.hpp"
 #include "server_probe.hpp"
@@ -42,6 +43,11 @@ struct run_summary {
 };
 
 void print_summary(std::FILE* out, const run_summary& s);
+// Sets the error_counts fields in `object`, in their declaration order.
+void put_error_counts(json& object, const error_counts& errors);
+
+// The summary as the JSON object of --json (bench/*_report.py read its keys).
+json summary_json(const run_summary& s);
 bool write_json(const std::string& path, const run_summary& s, std::string& error);
 
 }  // namespace loadgen

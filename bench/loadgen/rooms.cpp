@@ -1,18 +1,17 @@
 #include "rooms.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "clock.hpp"
 #include "histogram.hpp"
+#include "json_file.hpp"
 #include "process.hpp"
+#include "report.hpp"
 #include "rooms_layout.hpp"
 #include "rooms_worker.hpp"
 #include "server_probe.hpp"
@@ -21,24 +20,6 @@
 namespace loadgen {
 
 namespace {
-
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (u < 0x20 || u >= 0x7F) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", u);
-      out += b;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
 
 struct probe_state {
   std::string name;
@@ -284,77 +265,98 @@ int run_rooms(const options& opts) {
   }
 
   if (!opts.json_path.empty()) {
-    std::FILE* f = std::fopen(opts.json_path.c_str(), "w");
-    if (f == nullptr) {
-      std::fprintf(stderr, "framegate-loadgen: cannot write %s: %s\n", opts.json_path.c_str(), std::strerror(errno));
-      return 1;
-    }
-    auto u64 = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
-    std::fprintf(f, "{\n  \"mode\": \"rooms\",\n  \"url\": \"%s\",\n", json_escape(opts.url).c_str());
-    std::fprintf(f,
-                 "  \"config\": {\"rooms\": %u, \"members\": %u, \"publishers\": %u, \"publishers_join\": %s, "
-                 "\"publish_rate\": %g, \"duration_s\": %g, \"warmup_s\": %g, \"join_settle_s\": %g, \"drain_s\": %g, "
-                 "\"drain_max_s\": %g, \"threads\": %u, \"publish_size\": %zu, \"deflate\": %s, "
-                 "\"deflate_threshold\": %zu},\n",
-                 lay.rooms, lay.members, lay.publishers, lay.publishers_join ? "true" : "false", opts.publish_rate,
-                 opts.duration_s, opts.warmup_s, opts.join_settle_s, opts.drain_s, opts.drain_max_s, opts.threads,
-                 opts.publish_size, opts.deflate ? "true" : "false", opts.deflate_threshold);
-    std::fprintf(f,
-                 "  \"wire\": {\"bytes_in\": %llu, \"bytes_out\": %llu, \"compressed_in\": %llu, "
-                 "\"compressed_out\": %llu},\n",
-                 u64(total.wire_in), u64(total.wire_out), u64(total.compressed_in), u64(total.compressed_out));
-    std::fprintf(f,
-                 "  \"connections\": {\"target\": %u, \"established\": %llu, \"connect_failed\": %llu, "
-                 "\"connect_timeout\": %llu, \"handshake_rejected\": %llu, \"closed_by_server\": %llu, "
-                 "\"disconnected\": %llu, \"protocol_error\": %llu, \"first_error\": \"%s\"},\n",
-                 lay.connections, u64(total.established), u64(total.errors.connect_failed),
-                 u64(total.errors.connect_timeout), u64(total.errors.handshake_rejected),
-                 u64(total.errors.closed_by_server), u64(total.errors.disconnected), u64(total.errors.protocol_error),
-                 json_escape(total.first_error).c_str());
-    std::fprintf(f, "  \"offered_deliveries_per_s\": %.1f,\n", offered);
-    std::fprintf(f,
-                 "  \"window\": {\"seconds\": %.3f, \"deliveries\": %llu, \"deliveries_per_s\": %.1f, "
-                 "\"publishes\": %llu, \"publishes_per_s\": %.1f},\n",
-                 window_s, u64(window_delivered), delivered_per_s, u64(window_published),
-                 window_s > 0 ? static_cast<double>(window_published) / window_s : 0);
-    std::fprintf(
-        f,
-        "  \"delivery\": {\"publishes\": %llu, \"expected\": %llu, \"delivered\": %llu, \"delivered_pct\": "
-        "%.3f, \"undelivered\": %llu, \"holes\": %llu, \"drain_s\": %.3f, \"all_delivered\": %s, \"duplicates\": %llu, "
-        "\"reorders\": %llu, \"misrouted\": %llu, \"malformed\": %llu, \"server_errors\": %llu, "
-        "\"unexpected\": %llu, \"first_bad_message\": \"%s\"},\n",
-        u64(total.published), u64(total.expected), u64(total.delivered), delivered_pct, u64(undelivered),
-        u64(total.holes), drain_s, undelivered == 0 ? "true" : "false", u64(total.duplicates), u64(total.reorders),
-        u64(total.misrouted), u64(total.malformed), u64(total.server_errors), u64(total.unexpected),
-        json_escape(total.first_bad_message).c_str());
-    std::fprintf(f,
-                 "  \"latency_ms\": {\"count\": %llu, \"min\": %.4f, \"mean\": %.4f, \"p50\": %.4f, \"p90\": %.4f, "
-                 "\"p99\": %.4f, \"p99_9\": %.4f, \"max\": %.4f},\n",
-                 u64(h.count()), ms(h.min()), h.mean() / 1e6, ms(h.percentile(0.5)), ms(h.percentile(0.9)),
-                 ms(h.percentile(0.99)), ms(h.percentile(0.999)), ms(h.max()));
-    std::fprintf(f,
-                 "  \"cpu\": {\"loadgen\": {\"user_s\": %.3f, \"sys_s\": %.3f, \"pct\": %.1f, \"run_user_s\": %.3f, "
-                 "\"run_sys_s\": %.3f}",
-                 cpu_w.user_s, cpu_w.sys_s, pct(cpu_w.user_s + cpu_w.sys_s), cpu_run.user_s, cpu_run.sys_s);
+    json cpu = {{"loadgen",
+                 {{"user_s", rounded(cpu_w.user_s, 3)},
+                  {"sys_s", rounded(cpu_w.sys_s, 3)},
+                  {"pct", rounded(pct(cpu_w.user_s + cpu_w.sys_s), 1)},
+                  {"run_user_s", rounded(cpu_run.user_s, 3)},
+                  {"run_sys_s", rounded(cpu_run.sys_s, 3)}}}};
     for (const auto& p : probes) {
       if (!p.ok) {
-        std::fprintf(f, ", \"%s\": null", json_escape(p.name).c_str());
+        cpu[p.name] = nullptr;
         continue;
       }
       const double u = p.end.user_s - p.start.user_s, s = p.end.sys_s - p.start.sys_s;
-      std::fprintf(f,
-                   ", \"%s\": {\"pid\": %d, \"user_s\": %.3f, \"sys_s\": %.3f, \"pct\": %.1f, \"rss_kib\": %lu, "
-                   "\"hwm_kib\": %lu}",
-                   json_escape(p.name).c_str(), p.pid, u, s, pct(u + s), p.end.rss_kib, p.end.hwm_kib);
+      cpu[p.name] = {{"pid", p.pid},
+                     {"user_s", rounded(u, 3)},
+                     {"sys_s", rounded(s, 3)},
+                     {"pct", rounded(pct(u + s), 1)},
+                     {"rss_kib", p.end.rss_kib},
+                     {"hwm_kib", p.end.hwm_kib}};
     }
-    std::fprintf(f, "},\n  \"timeline\": [");
-    for (std::size_t i = 0; i < timeline.size(); ++i) {
-      std::fprintf(f, "%s{\"t\": %.2f, \"publishes\": %llu, \"deliveries\": %llu}", i ? ", " : "", timeline[i].t_s,
-                   u64(timeline[i].published), u64(timeline[i].delivered));
+    json connections = {{"target", lay.connections}, {"established", total.established}};
+    put_error_counts(connections, total.errors);
+    connections["first_error"] = total.first_error;
+    json seconds = json::array();
+    for (const auto& point : timeline)
+      seconds.push_back(
+          {{"t", rounded(point.t_s, 2)}, {"publishes", point.published}, {"deliveries", point.delivered}});
+    const json doc = {
+        {"mode", "rooms"},
+        {"url", opts.url},
+        {"config",
+         {{"rooms", lay.rooms},
+          {"members", lay.members},
+          {"publishers", lay.publishers},
+          {"publishers_join", lay.publishers_join},
+          {"publish_rate", opts.publish_rate},
+          {"duration_s", opts.duration_s},
+          {"warmup_s", opts.warmup_s},
+          {"join_settle_s", opts.join_settle_s},
+          {"drain_s", opts.drain_s},
+          {"drain_max_s", opts.drain_max_s},
+          {"threads", opts.threads},
+          {"publish_size", opts.publish_size},
+          {"deflate", opts.deflate},
+          {"deflate_threshold", opts.deflate_threshold}}},
+        {"wire",
+         {{"bytes_in", total.wire_in},
+          {"bytes_out", total.wire_out},
+          {"compressed_in", total.compressed_in},
+          {"compressed_out", total.compressed_out}}},
+        {"connections", connections},
+        {"offered_deliveries_per_s", rounded(offered, 1)},
+        {"window",
+         {{"seconds", rounded(window_s, 3)},
+          {"deliveries", window_delivered},
+          {"deliveries_per_s", rounded(delivered_per_s, 1)},
+          {"publishes", window_published},
+          {"publishes_per_s", rounded(window_s > 0 ? static_cast<double>(window_published) / window_s : 0, 1)}}},
+        {"delivery",
+         {{"publishes", total.published},
+          {"expected", total.expected},
+          {"delivered", total.delivered},
+          {"delivered_pct", rounded(delivered_pct, 3)},
+          {"undelivered", undelivered},
+          {"holes", total.holes},
+          {"drain_s", rounded(drain_s, 3)},
+          {"all_delivered", undelivered == 0},
+          {"duplicates", total.duplicates},
+          {"reorders", total.reorders},
+          {"misrouted", total.misrouted},
+          {"malformed", total.malformed},
+          {"server_errors", total.server_errors},
+          {"unexpected", total.unexpected},
+          {"first_bad_message", total.first_bad_message}}},
+        {"latency_ms",
+         {{"count", h.count()},
+          {"min", rounded(ms(h.min()), 4)},
+          {"mean", rounded(h.mean() / 1e6, 4)},
+          {"p50", rounded(ms(h.percentile(0.5)), 4)},
+          {"p90", rounded(ms(h.percentile(0.9)), 4)},
+          {"p99", rounded(ms(h.percentile(0.99)), 4)},
+          {"p99_9", rounded(ms(h.percentile(0.999)), 4)},
+          {"max", rounded(ms(h.max()), 4)}}},
+        {"cpu", cpu},
+        {"timeline", seconds},
+        {"interrupted", interrupted},
+        {"failed", failed},
+    };
+    std::string error;
+    if (!write_json_file(opts.json_path, doc, error)) {
+      std::fprintf(stderr, "framegate-loadgen: cannot write %s\n", error.c_str());
+      return 1;
     }
-    std::fprintf(f, "],\n  \"interrupted\": %s,\n  \"failed\": %s\n}\n", interrupted ? "true" : "false",
-                 failed ? "true" : "false");
-    std::fclose(f);
   }
   return failed ? 1 : 0;
 }
