@@ -22,6 +22,10 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_envelope_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_broker_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker_publish_envelope_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/flush_gate_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/publish_dedup_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/publish_outbox_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/subscription_set_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/worker_routes_test.cpp
 )
 target_include_directories(framegate_worker_tests PRIVATE ${PROJECT_SOURCE_DIR})

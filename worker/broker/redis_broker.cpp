@@ -18,16 +18,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Origins remembered for duplicate detection. Past this, the table is
-// cleared (workers come and go); forgetting an origin can at worst let one
-// copy sent again after a reconnect through.
-constexpr std::size_t max_origins = 4096;
-// Rooms whose last subscriber count is remembered. Past this, the table is
-// cleared: a room forgotten just before an outage falls back to the settle time.
-constexpr std::size_t max_counted_rooms = 65536;
-// Channels asked about in one PUBSUB NUMSUB while the flush waits.
-constexpr std::size_t max_gate_rooms = 1024;
-
 std::uint64_t random_origin() {
   std::random_device rd;
   const std::uint64_t hi = rd(), lo = rd();
@@ -37,6 +27,10 @@ std::uint64_t random_origin() {
 
 std::string_view str_of(const redisReply* r) { return {r->str, r->len}; }
 
+// Seqs of ours delivered locally and remembered so their copies are
+// skipped; entries normally leave sooner (publish_dedup).
+std::size_t local_bound(std::size_t buffer) { return 2 * std::max<std::size_t>(buffer, 1) + 1024; }
+
 }  // namespace
 
 // Which gate a PUBSUB NUMSUB belongs to: a reply for an earlier one is ignored.
@@ -44,12 +38,6 @@ struct redis_broker::numsub_cookie {
   redis_broker* self;
   std::uint64_t generation;
 };
-
-namespace {}  // namespace
-
-std::string_view redis_broker::record::payload() const {
-  return std::string_view(wire).substr(redis_envelope_header_bytes);
-}
 
 redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint, redis_broker_options options,
                            deliver_fn deliver, std::shared_ptr<spdlog::logger> log)
@@ -61,9 +49,9 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       room_prefix_(options_.channel_prefix + "room:"),
       pub_(io, endpoint, "publish", options_.connection, *this, log_, origin_),
       sub_(io, endpoint, "subscribe", options_.connection, *this, log_, origin_ ^ 0x9e3779b97f4a7c15ull),
-      gate_timer_(io) {
-  options_.buffer = std::max<std::size_t>(options_.buffer, 1);
-}
+      gate_timer_(io),
+      outbox_(options_.buffer),
+      dedup_(local_bound(options_.buffer)) {}
 
 redis_broker::~redis_broker() { stop(); }
 
@@ -74,18 +62,16 @@ void redis_broker::start() {
 
 void redis_broker::stop() {
   gate_timer_.cancel();
-  gating_ = false;
+  gate_.cancel();
   // Null replies of the pending commands come back during these: ignored.
   pub_.stop();
   sub_.stop();
   pub_flowing_ = false;
   // Written ones were probably published; the others never will be.
-  if (const std::size_t unsent = outbox_.size() - in_flight_; unsent > 0) {
+  if (const std::size_t unsent = outbox_.clear(); unsent > 0) {
     stats_.dropped += unsent;
     log_->warn("redis: {} buffered publishes never reached Redis (stopped during an outage)", unsent);
   }
-  outbox_.clear();
-  in_flight_ = 0;
   alive_.reset();
 }
 
@@ -109,8 +95,8 @@ broker_report redis_broker::report() const {
   r.reconnects = s.reconnects;
   r.resubscribes = s.resubscribes;
   r.duplicates = s.duplicates;
-  r.rooms = wanted_.size();
-  r.subscriptions = sub_.ready() ? announced_.size() : 0;
+  r.rooms = subs_.wanted();
+  r.subscriptions = sub_.ready() ? subs_.announced() : 0;
   r.publish_ns = &publish_ns_;
   return r;
 }
@@ -122,25 +108,38 @@ std::string redis_broker::channel_of(std::string_view room) const {
   return ch;
 }
 
-bool redis_broker::confirmed(std::string_view room) const {
-  return sub_.ready() && announced_.contains(room) && !sub_pending_.contains(room);
+bool redis_broker::confirmed(std::string_view room) const { return sub_.ready() && subs_.confirmed(room); }
+
+// ------------------------------------------------------- hiredis callbacks
+// A null reply: the connection is going away (ignored; on_down follows).
+
+void redis_broker::publish_reply_cb(redisAsyncContext*, void* reply, void* privdata) {
+  if (reply != nullptr) static_cast<redis_broker*>(privdata)->on_publish_reply(*static_cast<const redisReply*>(reply));
+}
+
+void redis_broker::subscription_reply_cb(redisAsyncContext*, void* reply, void* privdata) {
+  if (reply != nullptr)
+    static_cast<redis_broker*>(privdata)->on_subscription_reply(*static_cast<const redisReply*>(reply));
+}
+
+void redis_broker::numsub_reply_cb(redisAsyncContext*, void* reply, void* privdata) {
+  // hiredis calls this exactly once per NUMSUB: the cookie is freed here.
+  const std::unique_ptr<numsub_cookie> ck(static_cast<numsub_cookie*>(privdata));
+  if (reply != nullptr && ck->generation == ck->self->gate_.generation())
+    ck->self->on_numsub_reply(*static_cast<const redisReply*>(reply));
 }
 
 // ------------------------------------------------------------ subscriptions
 
 void redis_broker::subscribe(std::string_view room) {
-  if (wanted_.emplace(room).second) touch(room);
+  if (subs_.want(room)) post_flush();
 }
 
 void redis_broker::unsubscribe(std::string_view room) {
-  const auto it = wanted_.find(room);
-  if (it == wanted_.end()) return;
-  wanted_.erase(it);
-  touch(room);
+  if (subs_.unwant(room)) post_flush();
 }
 
-void redis_broker::touch(std::string_view room) {
-  touched_.emplace_back(room);
+void redis_broker::post_flush() {
   if (flush_posted_) return;
   flush_posted_ = true;
   asio::post(io_, [this, alive = std::weak_ptr<int>(alive_)] {
@@ -150,26 +149,14 @@ void redis_broker::touch(std::string_view room) {
 
 void redis_broker::flush_subscriptions() {
   flush_posted_ = false;
-  if (touched_.empty()) return;
+  if (!subs_.changed()) return;
   if (!sub_.ready()) {
-    touched_.clear();  // on_ready subscribes the whole wanted set
+    subs_.drop_changes();  // on_ready subscribes the whole wanted set
     return;
   }
-  std::vector<std::string> add, remove;
-  for (std::string& room : touched_) {
-    const bool want = wanted_.contains(room);
-    const bool told = announced_.contains(room);
-    if (want && !told) {
-      announced_.insert(room);
-      add.push_back(std::move(room));
-    } else if (!want && told) {
-      announced_.erase(room);
-      remove.push_back(std::move(room));
-    }
-  }
-  touched_.clear();
-  if (send_subscription("SUBSCRIBE", add)) stats_.subscribe_commands += add.empty() ? 0 : 1;
-  if (send_subscription("UNSUBSCRIBE", remove)) stats_.unsubscribe_commands += remove.empty() ? 0 : 1;
+  const subscription_set::changes c = subs_.take_changes();
+  if (send_subscription("SUBSCRIBE", c.subscribe)) stats_.subscribe_commands += c.subscribe.empty() ? 0 : 1;
+  if (send_subscription("UNSUBSCRIBE", c.unsubscribe)) stats_.unsubscribe_commands += c.unsubscribe.empty() ? 0 : 1;
 }
 
 bool redis_broker::send_subscription(const char* command, const std::vector<std::string>& rooms) {
@@ -187,55 +174,47 @@ bool redis_broker::send_subscription(const char* command, const std::vector<std:
   }
   // UNSUBSCRIBE registers no callback: its replies reach the channel's
   // SUBSCRIBE callback (hiredis), which is this same function.
-  if (redisAsyncCommandArgv(c, on_subscription_reply, this, static_cast<int>(argv.size()), argv.data(), len.data()) !=
+  if (redisAsyncCommandArgv(c, subscription_reply_cb, this, static_cast<int>(argv.size()), argv.data(), len.data()) !=
       REDIS_OK) {
     // Our view and hiredis's disagree: start over on a new connection.
     sub_.abort(std::string("hiredis refused ") + command);
     return false;
   }
-  for (const auto& room : rooms) ++sub_pending_[room];
+  subs_.sent(rooms);
   return true;
 }
 
-void redis_broker::on_subscription_reply(redisAsyncContext*, void* reply, void* privdata) {
-  auto* self = static_cast<redis_broker*>(privdata);
-  const auto* r = static_cast<const redisReply*>(reply);
-  // Null: the connection is going away. hiredis may also hand this callback
-  // a reply of another kind (it reuses the last callback): check everything.
-  if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements < 3) return;
-  const redisReply* kind = r->element[0];
-  const redisReply* channel = r->element[1];
+void redis_broker::on_subscription_reply(const redisReply& r) {
+  // hiredis may hand this callback a reply of another kind (it reuses the
+  // last callback): check everything.
+  if (r.type != REDIS_REPLY_ARRAY || r.elements < 3) return;
+  const redisReply* kind = r.element[0];
+  const redisReply* channel = r.element[1];
   if (kind->type != REDIS_REPLY_STRING || channel->type != REDIS_REPLY_STRING) return;
   const std::string_view k = str_of(kind);
   if (k == "message") {
-    if (r->element[2]->type == REDIS_REPLY_STRING) self->on_channel_message(str_of(channel), str_of(r->element[2]));
+    if (r.element[2]->type == REDIS_REPLY_STRING) on_channel_message(str_of(channel), str_of(r.element[2]));
     return;
   }
   if (k != "subscribe" && k != "unsubscribe") return;
-  std::string_view ch = str_of(channel);
-  if (!ch.starts_with(self->room_prefix_)) return;
-  const std::string_view room = ch.substr(self->room_prefix_.size());
-  if (const auto it = self->sub_pending_.find(room); it != self->sub_pending_.end() && --it->second == 0)
-    self->sub_pending_.erase(it);
-  if (k == "subscribe" && self->resub_pending_ > 0 && --self->resub_pending_ == 0) {
-    self->log_->info("redis: resubscribed to {} rooms", self->announced_.size());
-    self->try_start_flow();
+  const std::string_view ch = str_of(channel);
+  if (!ch.starts_with(room_prefix_)) return;
+  if (subs_.answered(ch.substr(room_prefix_.size()), k == "subscribe")) {
+    log_->info("redis: resubscribed to {} rooms", subs_.announced());
+    try_start_flow();
   }
 }
+
+bool redis_broker::sub_settled() const noexcept { return !sub_.ready() || subs_.resubscribed(); }
 
 // --------------------------------------------------------------- connections
 
 void redis_broker::on_ready(redis_connection& c) {
   if (&c == &sub_) {
-    announced_.clear();
-    sub_pending_.clear();
-    touched_.clear();
-    resub_pending_ = 0;
-    std::vector<std::string> rooms(wanted_.begin(), wanted_.end());
+    const std::vector<std::string> rooms = subs_.reconnect();
     if (!rooms.empty() && send_subscription("SUBSCRIBE", rooms)) {
       ++stats_.subscribe_commands;
-      announced_.insert(rooms.begin(), rooms.end());
-      resub_pending_ = rooms.size();
+      subs_.resubscribing(rooms);
       if (sub_.reconnects() > 0) stats_.resubscribes += rooms.size();
     }
     try_start_flow();
@@ -250,105 +229,77 @@ void redis_broker::on_ready(redis_connection& c) {
 
 void redis_broker::on_down(redis_connection& c, std::string_view) {
   if (&c == &sub_) {
-    announced_.clear();
-    sub_pending_.clear();
-    resub_pending_ = 0;
+    subs_.connection_lost();
   } else {
     pub_flowing_ = false;
-    gating_ = false;
-    numsub_pending_ = false;
-    ++gate_generation_;
+    gate_.cancel();
     gate_timer_.cancel();
     // Sent but unanswered: maybe published, maybe not. Sent again after the
     // reconnect; receivers skip the copies they already have (seq).
-    in_flight_ = 0;
+    outbox_.connection_lost();
   }
   // Whatever was owed locally can no longer be counted on to come back.
-  rescue_owed();
+  deliver_all_locally(dedup_.take_owed());
   try_start_flow();
 }
-
-bool redis_broker::sub_settled() const noexcept { return !sub_.ready() || resub_pending_ == 0; }
 
 // ------------------------------------------------------- the flush's gate
 
 void redis_broker::begin_gate(std::chrono::milliseconds settle) {
-  const auto now = std::chrono::steady_clock::now();
-  gating_ = true;
-  numsub_pending_ = false;
-  ++gate_generation_;
-  settle_until_ = now + settle;
-  gate_deadline_ = now + std::max(options_.resubscribe_wait, settle);
+  gate_.begin(std::chrono::steady_clock::now(), settle, options_.resubscribe_wait);
   check_gate();
 }
 
 void redis_broker::check_gate() {
-  if (!gating_ || numsub_pending_ || !pub_.ready()) return;
-  if (outbox_.size() == in_flight_) return open_gate();  // nothing buffered: nobody can miss anything
-  const auto now = std::chrono::steady_clock::now();
-  if (now >= gate_deadline_) {
-    log_->warn("redis: earlier subscribers not all back after {} ms: sending {} buffered publishes anyway",
-               options_.resubscribe_wait.count(), outbox_.size() - in_flight_);
-    return open_gate();
+  if (!pub_.ready()) return;
+  const flush_gate::step s = gate_.check(std::chrono::steady_clock::now(), outbox_, sub_settled());
+  switch (s.what) {
+    case flush_gate::action::none: return;
+    case flush_gate::action::open_late:
+      log_->warn("redis: earlier subscribers not all back after {} ms: sending {} buffered publishes anyway",
+                 options_.resubscribe_wait.count(), outbox_.unwritten());
+      return open_gate();
+    case flush_gate::action::open: return open_gate();
+    case flush_gate::action::poll: return poll_gate();
+    case flush_gate::action::ask: return ask_gate(s.rooms);
   }
-  // Our own resubscription first: until it is acknowledged we cannot count ourselves.
-  if (!sub_settled()) return poll_gate();
+}
 
-  // The distinct buffered rooms with a count from before the outage.
+void redis_broker::ask_gate(const std::vector<std::string>& rooms) {
   std::vector<std::string> channels;
-  bool uncounted = false;
-  room_set seen;
-  for (std::size_t i = in_flight_; i < outbox_.size() && channels.size() < max_gate_rooms; ++i) {
-    const record& r = *outbox_[i];
-    if (!seen.insert(r.room).second) continue;
-    if (receivers_.contains(r.room))
-      channels.push_back(channel_of(r.room));
-    else
-      uncounted = true;
-  }
-  gate_uncounted_ = uncounted;
-  if (channels.empty()) {
-    if (uncounted && now < settle_until_) return poll_gate();
-    return open_gate();
-  }
+  channels.reserve(rooms.size());
   std::vector<const char*> argv{"PUBSUB", "NUMSUB"};
   std::vector<std::size_t> len{6, 6};
-  for (const auto& ch : channels) {
-    argv.push_back(ch.data());
-    len.push_back(ch.size());
+  for (const auto& room : rooms) {
+    channels.push_back(channel_of(room));
+    argv.push_back(channels.back().data());
+    len.push_back(channels.back().size());
   }
-  // Freed by on_numsub_reply, which hiredis always calls (with a null reply
+  // Freed by numsub_reply_cb, which hiredis always calls (with a null reply
   // when the connection goes away first).
-  auto* ck = new numsub_cookie{this, gate_generation_};
-  if (redisAsyncCommandArgv(pub_.context(), on_numsub_reply, ck, static_cast<int>(argv.size()), argv.data(),
+  auto* ck = new numsub_cookie{this, gate_.generation()};
+  if (redisAsyncCommandArgv(pub_.context(), numsub_reply_cb, ck, static_cast<int>(argv.size()), argv.data(),
                             len.data()) != REDIS_OK) {
     delete ck;
     pub_.abort("hiredis refused PUBSUB NUMSUB");
     return;
   }
-  numsub_pending_ = true;
+  gate_.asked();
 }
 
-void redis_broker::on_numsub_reply(redisAsyncContext*, void* reply, void* privdata) {
-  const std::unique_ptr<numsub_cookie> ck(static_cast<numsub_cookie*>(privdata));
-  redis_broker* self = ck->self;
-  const auto* r = static_cast<const redisReply*>(reply);
-  if (r == nullptr || ck->generation != self->gate_generation_) return;  // gone, or a gate ago
-  self->numsub_pending_ = false;
-  bool back = r->type == REDIS_REPLY_ARRAY;
+void redis_broker::on_numsub_reply(const redisReply& r) {
+  bool back = r.type == REDIS_REPLY_ARRAY;
   // [channel, count, channel, count, ...]
-  for (std::size_t i = 0; back && i + 1 < r->elements; i += 2) {
-    const redisReply* ch = r->element[i];
-    const redisReply* n = r->element[i + 1];
+  for (std::size_t i = 0; back && i + 1 < r.elements; i += 2) {
+    const redisReply* ch = r.element[i];
+    const redisReply* n = r.element[i + 1];
     if (ch->type != REDIS_REPLY_STRING || n->type != REDIS_REPLY_INTEGER) continue;
     const std::string_view channel = str_of(ch);
-    if (!channel.starts_with(self->room_prefix_)) continue;
-    const auto it = self->receivers_.find(channel.substr(self->room_prefix_.size()));
-    if (it != self->receivers_.end() && n->integer < it->second) back = false;
+    if (!channel.starts_with(room_prefix_)) continue;
+    if (!gate_.back(channel.substr(room_prefix_.size()), n->integer)) back = false;
   }
-  if (back && (!self->gate_uncounted_ || std::chrono::steady_clock::now() >= self->settle_until_))
-    return self->open_gate();
-  self->poll_gate();
+  if (gate_.answered(back, std::chrono::steady_clock::now()) == flush_gate::action::open) return open_gate();
+  poll_gate();
 }
 
 void redis_broker::poll_gate() {
@@ -359,29 +310,13 @@ void redis_broker::poll_gate() {
 }
 
 void redis_broker::open_gate() {
-  gating_ = false;
   gate_timer_.cancel();
-  // What the buffered publishes should reach: the subscribers before the outage.
-  for (std::size_t i = in_flight_; i < outbox_.size(); ++i) {
-    record& r = *outbox_[i];
-    const auto it = receivers_.find(r.room);
-    r.expect = it == receivers_.end() ? -1 : it->second;
-  }
+  gate_.open(outbox_);
   try_start_flow();
 }
 
-void redis_broker::note_receivers(const std::string& room, long long n) {
-  const auto it = receivers_.find(room);
-  if (it != receivers_.end()) {
-    it->second = n;
-    return;
-  }
-  if (receivers_.size() >= max_counted_rooms) receivers_.clear();
-  receivers_.emplace(room, n);
-}
-
 void redis_broker::try_start_flow() {
-  if (pub_flowing_ || gating_ || !pub_.ready() || !sub_settled()) return;
+  if (pub_flowing_ || gate_.holding() || !pub_.ready() || !sub_settled()) return;
   pub_flowing_ = true;
   if (!outbox_.empty()) log_->info("redis: sending {} buffered publishes", outbox_.size());
   send_outbox();
@@ -393,75 +328,59 @@ void redis_broker::publish(std::string_view room, std::string_view payload) {
   ++stats_.published;
   // Subscriptions of this turn first (their SUBSCRIBE leaves first).
   if (flush_posted_) flush_subscriptions();
-  auto r = std::make_shared<record>();
+  auto r = std::make_shared<publish_record>();
   r->seq = ++seq_;
   r->room = std::string(room);
   r->wire = encode_redis_envelope(origin_, r->seq, payload);
-  if (wanted_.contains(room)) {
-    if (pub_flowing_ && confirmed(room)) {
-      r->owed_local = true;
-      echo_wait_.push_back(r);
-    } else {
+  if (subs_.wants(room)) {
+    if (pub_flowing_ && confirmed(room))
+      dedup_.owe(r);
+    else
       deliver_locally(*r);
-    }
   }
   if (!pub_flowing_) ++stats_.buffered;
-  outbox_.push_back(std::move(r));
-  enforce_bound();
-  send_outbox();
-}
-
-void redis_broker::enforce_bound() {
-  while (outbox_.size() > options_.buffer && in_flight_ < outbox_.size()) {
-    // The oldest not yet written: the ones written may already be published.
-    const auto at = outbox_.begin() + static_cast<std::ptrdiff_t>(in_flight_);
-    record& r = **at;
+  for (const publish_record_ptr& dropped : outbox_.push(std::move(r))) {
     if (stats_.dropped++ == 0)
-      log_->warn("redis: outbox full ({} publishes): dropping the oldest; other hosts miss them", options_.buffer);
-    if (r.owed_local) deliver_locally(r);
-    self_delivered_.erase(r.seq);  // it will never come back
-    outbox_.erase(at);
+      log_->warn("redis: outbox full ({} publishes): dropping the oldest; other hosts miss them", outbox_.bound());
+    if (dropped->owed_local) deliver_locally(*dropped);
+    dedup_.forget(dropped->seq);  // it will never come back
   }
+  send_outbox();
 }
 
 void redis_broker::send_outbox() {
   if (!pub_flowing_) return;
   redisAsyncContext* c = pub_.context();
   if (c == nullptr) return;
-  while (in_flight_ < outbox_.size()) {
-    record& r = *outbox_[in_flight_];
-    r.written = std::chrono::steady_clock::now();
+  while (outbox_.has_unwritten()) {
+    const publish_record& r = outbox_.next_unwritten();
+    const auto now = std::chrono::steady_clock::now();
     const std::string channel = channel_of(r.room);
     const char* argv[3] = {"PUBLISH", channel.data(), r.wire.data()};
     const std::size_t len[3] = {7, channel.size(), r.wire.size()};
-    if (redisAsyncCommandArgv(c, on_publish_reply, this, 3, argv, len) != REDIS_OK) {
+    if (redisAsyncCommandArgv(c, publish_reply_cb, this, 3, argv, len) != REDIS_OK) {
       pub_.abort("hiredis refused PUBLISH");
       return;
     }
-    ++in_flight_;
+    outbox_.mark_written(now);
   }
 }
 
-void redis_broker::on_publish_reply(redisAsyncContext*, void* reply, void* privdata) {
-  auto* self = static_cast<redis_broker*>(privdata);
-  const auto* r = static_cast<const redisReply*>(reply);
-  // Null: the connection is going away; on_down sends them again later.
-  if (r == nullptr || self->in_flight_ == 0 || self->outbox_.empty()) return;
-  record_ptr done = std::move(self->outbox_.front());
-  self->outbox_.pop_front();
-  --self->in_flight_;
-  self->publish_ns_.observe(static_cast<std::uint64_t>(
+void redis_broker::on_publish_reply(const redisReply& r) {
+  const publish_record_ptr done = outbox_.acknowledge();
+  if (!done) return;
+  publish_ns_.observe(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - done->written).count()));
-  if (r->type == REDIS_REPLY_INTEGER) {
+  if (r.type == REDIS_REPLY_INTEGER) {
     // Fewer subscribers than before the outage: a peer is not back (or left).
-    if (done->expect >= 0 && r->integer < done->expect) ++self->stats_.missed;
-    self->note_receivers(done->room, r->integer);
+    if (done->expect >= 0 && r.integer < done->expect) ++stats_.missed;
+    gate_.note_receivers(done->room, r.integer);
   }
-  if (r->type == REDIS_REPLY_ERROR) {
+  if (r.type == REDIS_REPLY_ERROR) {
     // Refused for good (ACL, ...): other hosts will not get it.
-    if (self->stats_.dropped++ % 1000 == 0)
-      self->log_->warn("redis: PUBLISH to {} refused: {}", self->channel_of(done->room), str_of(r));
-    if (done->owed_local) self->deliver_locally(*done);
+    if (stats_.dropped++ % 1000 == 0)
+      log_->warn("redis: PUBLISH to {} refused: {}", channel_of(done->room), str_of(&r));
+    if (done->owed_local) deliver_locally(*done);
   }
 }
 
@@ -472,43 +391,14 @@ void redis_broker::deliver(std::string_view room, std::string_view payload) {
   if (deliver_) deliver_(room, payload);
 }
 
-void redis_broker::deliver_locally(record& r) {
-  r.owed_local = false;
-  self_delivered_.insert(r.seq);
-  // Bounded: entries leave when their copy comes back, when a later copy
-  // shows they never will, or when dropped; this catches any other path.
-  while (self_delivered_.size() > 2 * options_.buffer + 1024) self_delivered_.erase(self_delivered_.begin());
+void redis_broker::deliver_locally(publish_record& r) {
+  dedup_.delivered_locally(r);
   ++stats_.delivered_locally;
   deliver(r.room, r.payload());
 }
 
-void redis_broker::rescue_owed() {
-  auto owed = std::move(echo_wait_);
-  echo_wait_.clear();
-  for (const auto& r : owed)
-    if (r->owed_local) deliver_locally(*r);
-}
-
-void redis_broker::settle_echo(std::uint64_t seq) {
-  // Our copies come back in seq order: one that is passed will not come.
-  while (!echo_wait_.empty() && echo_wait_.front()->seq <= seq) {
-    record_ptr r = std::move(echo_wait_.front());
-    echo_wait_.pop_front();
-    if (r->seq < seq && r->owed_local) deliver_locally(*r);
-    r->owed_local = false;
-  }
-}
-
-bool redis_broker::accept_seq(std::uint64_t origin, std::uint64_t seq) {
-  auto it = last_seen_.find(origin);
-  if (it == last_seen_.end()) {
-    if (last_seen_.size() >= max_origins) last_seen_.clear();
-    last_seen_.emplace(origin, seq);
-    return true;
-  }
-  if (seq <= it->second) return false;
-  it->second = seq;
-  return true;
+void redis_broker::deliver_all_locally(const std::vector<publish_record_ptr>& records) {
+  for (const auto& r : records) deliver_locally(*r);
 }
 
 void redis_broker::on_channel_message(std::string_view channel, std::string_view data) {
@@ -516,27 +406,21 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
   const std::string_view room = channel.substr(room_prefix_.size());
   const auto env = parse_redis_envelope(data);
   if (!env) {
-    if (!wanted_.contains(room)) return;
+    if (!subs_.wants(room)) return;
     ++stats_.foreign;
     deliver(room, data);
     return;
   }
   const bool ours = env->origin == origin_;
-  if (ours) settle_echo(env->seq);
-  if (!accept_seq(env->origin, env->seq)) {
+  // Our copies come back in seq order: owed ones this one passed will not come.
+  if (ours) deliver_all_locally(dedup_.settle(env->seq));
+  if (!dedup_.accept(env->origin, env->seq)) {
     ++stats_.duplicates;
     return;
   }
-  if (ours) {
-    // Delivered locally earlier ones below this seq will never come back.
-    self_delivered_.erase(self_delivered_.begin(), self_delivered_.lower_bound(env->seq));
-    if (!self_delivered_.empty() && *self_delivered_.begin() == env->seq) {
-      self_delivered_.erase(self_delivered_.begin());
-      return;
-    }
-  }
+  if (ours && dedup_.own_copy_delivered(env->seq)) return;
   // An UNSUBSCRIBE may still be on its way.
-  if (!wanted_.contains(room)) return;
+  if (!subs_.wants(room)) return;
   deliver(room, env->payload);
 }
 

@@ -1,0 +1,161 @@
+// Exactly-once bookkeeping alone: the per-origin seq rule, publishes owed
+// locally until their copy comes back, and copies of what was delivered
+// locally being skipped.
+#include "worker/broker/publish_dedup.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace {
+
+using fg::worker::publish_dedup;
+using fg::worker::publish_record;
+using fg::worker::publish_record_ptr;
+
+publish_record_ptr rec(std::uint64_t seq) {
+  auto r = std::make_shared<publish_record>();
+  r->seq = seq;
+  r->room = "R";
+  return r;
+}
+
+std::vector<std::uint64_t> seqs(const std::vector<publish_record_ptr>& v) {
+  std::vector<std::uint64_t> out;
+  for (const auto& r : v) out.push_back(r->seq);
+  return out;
+}
+
+// --------------------------------------------------------- the seq rule
+
+TEST(PublishDedup, AcceptsOnlySeqsAboveTheLastFromTheSameOrigin) {
+  publish_dedup d(100);
+  EXPECT_TRUE(d.accept(7, 5)) << "a new origin starts anywhere";
+  EXPECT_FALSE(d.accept(7, 5)) << "the same copy again";
+  EXPECT_FALSE(d.accept(7, 3)) << "an older one, sent again after a reconnect";
+  EXPECT_TRUE(d.accept(7, 6));
+  EXPECT_TRUE(d.accept(7, 10)) << "a gap is fine (publishes dropped or meant for other rooms)";
+  EXPECT_FALSE(d.accept(7, 9));
+}
+
+TEST(PublishDedup, OriginsAreIndependent) {
+  publish_dedup d(100);
+  EXPECT_TRUE(d.accept(1, 10));
+  EXPECT_TRUE(d.accept(2, 1));
+  EXPECT_TRUE(d.accept(2, 2));
+  EXPECT_FALSE(d.accept(1, 10));
+  EXPECT_TRUE(d.accept(1, 11));
+}
+
+TEST(PublishDedup, TheOriginTableIsBoundedByForgettingAll) {
+  publish_dedup d(100);
+  for (std::uint64_t o = 1; o <= publish_dedup::max_origins; ++o) EXPECT_TRUE(d.accept(o, 5));
+  EXPECT_FALSE(d.accept(1, 5)) << "still remembered at the bound";
+  EXPECT_TRUE(d.accept(publish_dedup::max_origins + 1, 1)) << "one more origin clears the table";
+  EXPECT_TRUE(d.accept(1, 5)) << "forgotten: at worst one copy sent again gets through";
+  EXPECT_FALSE(d.accept(publish_dedup::max_origins + 1, 1)) << "the newcomer is remembered";
+}
+
+// ----------------------------------------------------- owed locally
+
+TEST(PublishDedup, OwedUntilItsOwnCopyComesBack) {
+  publish_dedup d(100);
+  auto r = rec(4);
+  d.owe(r);
+  EXPECT_TRUE(r->owed_local);
+  EXPECT_EQ(d.owed(), 1u);
+  EXPECT_TRUE(d.settle(2).empty()) << "an earlier copy settles nothing";
+  EXPECT_TRUE(r->owed_local);
+  EXPECT_TRUE(d.settle(4).empty()) << "its copy is what our members get";
+  EXPECT_FALSE(r->owed_local);
+  EXPECT_EQ(d.owed(), 0u);
+}
+
+TEST(PublishDedup, ALaterCopyReturnsTheOwedOnesItPassed) {
+  publish_dedup d(100);
+  auto r1 = rec(1), r2 = rec(2), r3 = rec(3), r5 = rec(5);
+  for (const auto& r : {r1, r2, r3, r5}) d.owe(r);
+  // Copies come back in seq order: 1 and 2 never will.
+  EXPECT_EQ(seqs(d.settle(3)), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_FALSE(r3->owed_local);
+  EXPECT_TRUE(r1->owed_local) << "still owed until the caller delivers it";
+  EXPECT_TRUE(r5->owed_local);
+  EXPECT_EQ(d.owed(), 1u);
+}
+
+TEST(PublishDedup, OnesDeliveredLocallyMeanwhileAreNotReturnedAgain) {
+  publish_dedup d(100);
+  auto r1 = rec(1), r2 = rec(2);
+  d.owe(r1);
+  d.owe(r2);
+  d.delivered_locally(*r1);  // e.g. its PUBLISH was refused
+  EXPECT_FALSE(r1->owed_local);
+  EXPECT_EQ(seqs(d.settle(3)), (std::vector<std::uint64_t>{2}));
+}
+
+TEST(PublishDedup, ALostConnectionHandsBackEverythingStillOwed) {
+  publish_dedup d(100);
+  auto r1 = rec(1), r2 = rec(2), r3 = rec(3);
+  for (const auto& r : {r1, r2, r3}) d.owe(r);
+  d.delivered_locally(*r2);
+  EXPECT_EQ(seqs(d.take_owed()), (std::vector<std::uint64_t>{1, 3}));
+  EXPECT_EQ(d.owed(), 0u);
+  EXPECT_TRUE(d.take_owed().empty());
+  EXPECT_TRUE(d.settle(10).empty()) << "nothing is waited for any more";
+}
+
+// -------------------------------------------- delivered locally
+
+TEST(PublishDedup, TheCopyOfALocalDeliveryIsSkippedOnce) {
+  publish_dedup d(100);
+  auto r = rec(4);
+  r->owed_local = true;
+  d.delivered_locally(*r);
+  EXPECT_FALSE(r->owed_local);
+  EXPECT_EQ(d.delivered_locally_pending(), 1u);
+  EXPECT_TRUE(d.own_copy_delivered(4));
+  EXPECT_FALSE(d.own_copy_delivered(4)) << "forgotten once skipped";
+  EXPECT_EQ(d.delivered_locally_pending(), 0u);
+}
+
+TEST(PublishDedup, ACopyNotDeliveredLocallyIsNotSkipped) {
+  publish_dedup d(100);
+  auto r = rec(4);
+  d.delivered_locally(*r);
+  EXPECT_FALSE(d.own_copy_delivered(5));
+  EXPECT_EQ(d.delivered_locally_pending(), 0u) << "5 came back: 4 never will";
+}
+
+TEST(PublishDedup, ALaterCopyForgetsEarlierLocalDeliveries) {
+  publish_dedup d(100);
+  for (std::uint64_t s : {1, 2, 3, 6}) {
+    auto r = rec(s);
+    d.delivered_locally(*r);
+  }
+  EXPECT_TRUE(d.own_copy_delivered(3));
+  EXPECT_EQ(d.delivered_locally_pending(), 1u) << "only 6 is left";
+  EXPECT_TRUE(d.own_copy_delivered(6));
+}
+
+TEST(PublishDedup, ForgetDropsOneThatWillNeverComeBack) {
+  publish_dedup d(100);
+  auto r = rec(2);
+  d.delivered_locally(*r);
+  d.forget(2);
+  EXPECT_EQ(d.delivered_locally_pending(), 0u);
+  EXPECT_FALSE(d.own_copy_delivered(2));
+}
+
+TEST(PublishDedup, LocalDeliveriesAreBoundedOldestFirst) {
+  publish_dedup d(3);
+  for (std::uint64_t s = 1; s <= 5; ++s) {
+    auto r = rec(s);
+    d.delivered_locally(*r);
+  }
+  EXPECT_EQ(d.delivered_locally_pending(), 3u);
+  EXPECT_FALSE(d.own_copy_delivered(2)) << "trimmed";
+  EXPECT_TRUE(d.own_copy_delivered(3));
+}
+
+}  // namespace

@@ -1,0 +1,60 @@
+#include "worker/broker/publish_dedup.hpp"
+
+#include <utility>
+
+namespace fg::worker {
+
+bool publish_dedup::accept(std::uint64_t origin, std::uint64_t seq) {
+  const auto it = last_seen_.find(origin);
+  if (it == last_seen_.end()) {
+    if (last_seen_.size() >= max_origins) last_seen_.clear();
+    last_seen_.emplace(origin, seq);
+    return true;
+  }
+  if (seq <= it->second) return false;
+  it->second = seq;
+  return true;
+}
+
+void publish_dedup::owe(publish_record_ptr r) {
+  r->owed_local = true;
+  echo_wait_.push_back(std::move(r));
+}
+
+std::vector<publish_record_ptr> publish_dedup::settle(std::uint64_t seq) {
+  std::vector<publish_record_ptr> passed;
+  while (!echo_wait_.empty() && echo_wait_.front()->seq <= seq) {
+    publish_record_ptr r = std::move(echo_wait_.front());
+    echo_wait_.pop_front();
+    if (r->seq < seq && r->owed_local)
+      passed.push_back(std::move(r));
+    else
+      r->owed_local = false;  // its copy is the one that came back
+  }
+  return passed;
+}
+
+std::vector<publish_record_ptr> publish_dedup::take_owed() {
+  std::vector<publish_record_ptr> owed;
+  for (auto& r : echo_wait_)
+    if (r->owed_local) owed.push_back(std::move(r));
+  echo_wait_.clear();
+  return owed;
+}
+
+void publish_dedup::delivered_locally(publish_record& r) {
+  r.owed_local = false;
+  self_delivered_.insert(r.seq);
+  // Entries leave when their copy comes back, when a later copy shows they
+  // never will, or when dropped; this catches any other path.
+  while (self_delivered_.size() > local_bound_) self_delivered_.erase(self_delivered_.begin());
+}
+
+bool publish_dedup::own_copy_delivered(std::uint64_t seq) {
+  self_delivered_.erase(self_delivered_.begin(), self_delivered_.lower_bound(seq));
+  if (self_delivered_.empty() || *self_delivered_.begin() != seq) return false;
+  self_delivered_.erase(self_delivered_.begin());
+  return true;
+}
+
+}  // namespace fg::worker
