@@ -238,7 +238,7 @@ void session::on_readable(error_code ec) {
 
 void session::consume(std::span<std::uint8_t> bytes) {
   if (phase_ != phase::open && phase_ != phase::closing) return;  // draining: discard until EOF
-  const ws::error e = reader_.feed(bytes, home_.config().reader, *this);
+  const ws::error e = reader_.feed(bytes, home_.config().reader, buffer_pool::this_thread(), *this);
   if (e != ws::error::none && (phase_ == phase::open || phase_ == phase::closing)) fail(e);
 }
 
@@ -446,7 +446,7 @@ void session::go_away() {
 void session::finish() {
   if (phase_ == phase::draining || phase_ == phase::closed) return;
   phase_ = phase::draining;
-  reader_.release_buffers();
+  reader_.release_buffers(buffer_pool::this_thread());
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   // The FIN goes out once the backlog (and the cork) are written; see flush().
   if (!queue_.write_pending() && home_.corked_bytes(*this) == 0) shutdown_send();
@@ -466,7 +466,7 @@ void session::abort() {
   phase_ = phase::closed;
   // handshake_ stays: a pending HTTP read still writes into its buffer when it
   // completes with operation_aborted; the session's destructor frees it.
-  reader_.release_buffers();
+  reader_.release_buffers(buffer_pool::this_thread());
   home_.forget_cork(*this);
   error_code ec;
   socket_.close(ec);  // pending waits complete with operation_aborted and release the session
