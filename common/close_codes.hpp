@@ -16,8 +16,9 @@ constexpr std::uint16_t abnormal = 1006;   // never sent on the wire
 constexpr std::uint16_t invalid_payload = 1007;
 constexpr std::uint16_t policy_violation = 1008;
 constexpr std::uint16_t message_too_big = 1009;
+constexpr std::uint16_t mandatory_extension = 1010;
 constexpr std::uint16_t internal_error = 1011;
-constexpr std::uint16_t try_again_later = 1013;  // no worker can serve it right now
+constexpr std::uint16_t try_again_later = 1013;  // IANA registry: try again later (no worker can serve it now)
 
 // The link carries a code in a uint32 field; one that does not fit the
 // 16 bits of a close frame cannot be a close code, and reads as abnormal.

@@ -50,7 +50,7 @@ session::session(io_thread& home, tcp_socket socket)
 session::~session() {
   home_.forget_cork(*this);
   home_.remove(*this);
-  if (backlog_.capacity() != 0) buffer_pool::this_thread().release(std::move(backlog_));
+  queue_.release(buffer_pool::this_thread());
   if (counted_) home_.shared().open_connections.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -167,7 +167,7 @@ void session::respond(std::string_view response) {
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   home_.uncork();
   if (phase_ == phase::closed) return;
-  if (!writing_) shutdown_send();  // else on_writable() sends the FIN once the backlog is out
+  if (!queue_.write_armed()) shutdown_send();  // else on_writable() sends the FIN once the backlog is out
   do_wait_read();
 }
 
@@ -238,7 +238,7 @@ void session::on_readable(error_code ec) {
 
 void session::consume(std::span<std::uint8_t> bytes) {
   if (phase_ != phase::open && phase_ != phase::closing) return;  // draining: discard until EOF
-  const ws::error e = reader_.feed(bytes, home_.config().reader, *this);
+  const ws::error e = reader_.feed(bytes, home_.config().reader, buffer_pool::this_thread(), *this);
   if (e != ws::error::none && (phase_ == phase::open || phase_ == phase::closing)) fail(e);
 }
 
@@ -310,10 +310,7 @@ void session::count_sent(ws::opcode op, std::size_t payload_size) {
 
 bool session::make_room(std::size_t frame_size) {
   const auto& cfg = home_.config();
-  const std::size_t queued = (backlog_.size() - backlog_head_) + home_.corked_bytes(*this);
-  // An empty queue always takes one frame, so a message of the largest
-  // allowed size can be sent whatever the two limits are.
-  if (queued == 0 || queued + frame_size <= cfg.max_send_queue) return true;
+  if (queue_.has_room(frame_size, home_.corked_bytes(*this), cfg.max_send_queue)) return true;
   if (cfg.send_queue_policy == overflow_policy::drop) {
     ++home_.counters().dropped_messages;
     return false;
@@ -346,86 +343,49 @@ void session::send_close_frame(std::uint16_t code, std::string_view reason) {
 
 void session::defer(byte_buffer& corked) {
   if (corked.empty() || phase_ == phase::closed) return;
-  append_backlog(corked.span());
-  if (!writing_ && !deferred_) {
-    deferred_ = true;
-    home_.flush_at_end_of_turn(shared_from_this());
-  }
+  if (queue_.defer(corked.span(), buffer_pool::this_thread())) home_.flush_at_end_of_turn(shared_from_this());
 }
 
 void session::flush_deferred() {
-  if (!deferred_) return;
-  deferred_ = false;
-  if (phase_ == phase::closed || writing_) return;  // an armed write drains the backlog anyway
-  write_backlog();
-}
-
-void session::append_backlog(std::span<const std::uint8_t> bytes) {
-  if (backlog_.capacity() == 0) {
-    // Borrow a pooled buffer if one is free; a broadcast to thousands of
-    // sessions should not allocate 16 KiB for each small frame.
-    backlog_ = buffer_pool::this_thread().pooled() != 0 ? buffer_pool::this_thread().acquire()
-                                                        : byte_buffer(std::max<std::size_t>(256, bytes.size()));
-  }
-  backlog_.append(bytes);
+  if (phase_ == phase::closed) return;
+  after_write(queue_.flush_deferred(buffer_pool::this_thread(), writer()));
 }
 
 void session::flush(byte_buffer& corked) {
   if (corked.empty() || phase_ == phase::closed) return;
-  std::span<const std::uint8_t> pending = corked.span();
-  if (deferred_) {
-    append_backlog(pending);  // behind the deferred bytes, written at the end of the turn
-    return;
-  }
-  if (!writing_) {
-    error_code ec;
-    const std::size_t n = socket_.write_some(asio::buffer(pending.data(), pending.size()), ec);
-    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
-    if (!ec) home_.counters().socket_written_bytes += n;
-    pending = pending.subspan(ec ? 0 : n);
-  }
-  if (!pending.empty()) {
-    append_backlog(pending);
-    do_wait_write();
-  } else if (phase_ == phase::draining) {
-    shutdown_send();
+  after_write(queue_.flush(corked.span(), buffer_pool::this_thread(), writer()));
+}
+
+write_result session::write_to_socket(std::span<const std::uint8_t> bytes) {
+  error_code ec;
+  const std::size_t n = socket_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
+  if (ec) return {write_result::status::failed, 0};
+  home_.counters().socket_written_bytes += n;
+  return {write_result::status::written, n};
+}
+
+void session::after_write(send_queue::next step) {
+  switch (step) {
+    case send_queue::next::nothing: return;
+    case send_queue::next::wait_writable: return do_wait_write();
+    case send_queue::next::drained:
+      if (phase_ == phase::draining) shutdown_send();
+      return;
+    case send_queue::next::failed: return abort();
   }
 }
 
 void session::do_wait_write() {
-  if (writing_) return;
-  writing_ = true;
   socket_.async_wait(tcp_socket::wait_write, [self = shared_from_this()](error_code ec) { self->on_writable(ec); });
 }
 
 void session::on_writable(error_code ec) {
-  writing_ = false;
   if (ec || phase_ == phase::closed) {
     if (ec != asio::error::operation_aborted) abort();
     return;
   }
-  write_backlog();
-}
-
-void session::write_backlog() {
-  error_code ec;
-  const std::size_t left = backlog_.size() - backlog_head_;
-  const std::size_t n = socket_.write_some(asio::buffer(backlog_.data() + backlog_head_, left), ec);
-  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return abort();
-  if (!ec) {
-    backlog_head_ += n;
-    home_.counters().socket_written_bytes += n;
-  }
-  if (backlog_head_ < backlog_.size()) {
-    if (backlog_head_ > backlog_.size() / 2) {  // compact now and then, not on every partial write
-      backlog_.consume(backlog_head_);
-      backlog_head_ = 0;
-    }
-    return do_wait_write();
-  }
-  backlog_head_ = 0;
-  buffer_pool::this_thread().release(std::move(backlog_));
-  if (phase_ == phase::draining) shutdown_send();
+  after_write(queue_.on_writable(buffer_pool::this_thread(), writer()));
 }
 
 // ---------------------------------------------------------------- closing
@@ -486,10 +446,10 @@ void session::go_away() {
 void session::finish() {
   if (phase_ == phase::draining || phase_ == phase::closed) return;
   phase_ = phase::draining;
-  reader_.release_buffers();
+  reader_.release_buffers(buffer_pool::this_thread());
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   // The FIN goes out once the backlog (and the cork) are written; see flush().
-  if (!writing_ && !deferred_ && home_.corked_bytes(*this) == 0) shutdown_send();
+  if (!queue_.write_pending() && home_.corked_bytes(*this) == 0) shutdown_send();
 }
 
 void session::shutdown_send() {
@@ -506,7 +466,7 @@ void session::abort() {
   phase_ = phase::closed;
   // handshake_ stays: a pending HTTP read still writes into its buffer when it
   // completes with operation_aborted; the session's destructor frees it.
-  reader_.release_buffers();
+  reader_.release_buffers(buffer_pool::this_thread());
   home_.forget_cork(*this);
   error_code ec;
   socket_.close(ec);  // pending waits complete with operation_aborted and release the session

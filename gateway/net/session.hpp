@@ -4,8 +4,9 @@
 // buffer while idle: it waits for readability, reads into the thread's
 // buffer, and the message reader keeps only what a partial message needs.
 // Writes are corked: everything sent during one loop turn is written with
-// one syscall when the turn ends; what the socket does not take goes to a
-// backlog borrowed from the pool, bounded by --max-send-queue.
+// one syscall when the turn ends; what the socket does not take waits in the
+// send queue (see send_queue.hpp for the whole write path), bounded by
+// --max-send-queue.
 //
 // Phases: handshake -> open -> closing (our close frame sent, waiting for
 // the peer's) -> draining (TCP write side shut, reading until EOF) -> closed.
@@ -24,6 +25,7 @@
 #include "common/byte_buffer.hpp"
 #include "gateway/net/connection.hpp"
 #include "gateway/net/message_sink.hpp"
+#include "gateway/net/send_queue.hpp"
 #include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/message_reader.hpp"
 
@@ -67,7 +69,7 @@ class session final : public connection, public std::enable_shared_from_this<ses
   [[nodiscard]] std::uint64_t id() const noexcept override { return id_; }
   [[nodiscard]] bool is_open() const noexcept override { return phase_ == phase::open; }
   // Bytes waiting in the backlog (the socket did not take them yet).
-  [[nodiscard]] std::size_t queued_bytes() const noexcept { return backlog_.size() - backlog_head_; }
+  [[nodiscard]] std::size_t queued_bytes() const noexcept { return queue_.queued_bytes(); }
 
   // Flow control from the sink: a paused session does not read its socket,
   // so TCP pushes back on the client.
@@ -112,10 +114,14 @@ class session final : public connection, public std::enable_shared_from_this<ses
   void do_wait_read();
   void on_readable(boost::system::error_code ec);
   void consume(std::span<std::uint8_t> bytes);
+  // The send queue's writer: one non-blocking write to the socket.
+  write_result write_to_socket(std::span<const std::uint8_t> bytes);
+  auto writer() noexcept {
+    return [this](std::span<const std::uint8_t> bytes) { return write_to_socket(bytes); };
+  }
+  void after_write(send_queue::next step);
   void do_wait_write();
   void on_writable(boost::system::error_code ec);
-  void write_backlog();
-  void append_backlog(std::span<const std::uint8_t> bytes);
 
   void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit,
                   bool compressed = false);
@@ -136,8 +142,7 @@ class session final : public connection, public std::enable_shared_from_this<ses
   ws::message_reader reader_;
   ws::deflate_params deflate_{};            // as negotiated in the handshake
   std::unique_ptr<ws::deflater> deflater_;  // server context takeover only, from the first compressed send
-  byte_buffer backlog_;                     // bytes the socket did not take yet
-  std::size_t backlog_head_ = 0;
+  send_queue queue_;
   std::uint64_t id_;
   std::uint32_t last_rx_ms_ = 0;
   std::uint32_t ping_sent_ms_ = 0;
@@ -145,11 +150,9 @@ class session final : public connection, public std::enable_shared_from_this<ses
   phase phase_ = phase::handshake;
   bool reading_ = false;
   bool paused_ = false;
-  bool writing_ = false;
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections
   bool write_shut_ = false;
-  bool deferred_ = false;  // backlog_ holds bytes no write is armed for yet (see defer)
   ws::error pending_error_ = ws::error::none;
   // While paused no wait is pending, so nothing else keeps the session alive.
   std::shared_ptr<session> paused_self_;

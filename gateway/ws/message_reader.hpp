@@ -2,10 +2,11 @@
 //
 // Pure like the frame parser (no I/O). A message that arrives whole in one
 // read is handed on in place, without a copy; one that spans frames or
-// reads is gathered in a single buffer borrowed from the thread's pool and
-// returned as soon as the message is delivered, so an idle connection holds
-// no buffer. Text is validated as it arrives, across fragments and reads,
-// and fails at the first impossible byte.
+// reads is gathered in a single buffer borrowed from the pool the caller
+// passes (the thread's, in the gateway) and returned as soon as the message
+// is delivered, so an idle connection holds no buffer. Text is validated as
+// it arrives, across fragments and reads, and fails at the first impossible
+// byte.
 //
 // With permessage-deflate negotiated (RFC 7692), a message whose first
 // frame has RSV1 set is inflated as its frames arrive, into the same pooled
@@ -51,9 +52,11 @@ class message_reader {
   void enable_deflate(const deflate_params& p) noexcept;
 
   // Feeds bytes just read; returns the first protocol error, if any.
+  // Buffers are borrowed from `pool` and given back to it; pass the same
+  // pool to every call.
   template <class MessageHandler>
-  error feed(std::span<std::uint8_t> in, const reader_options& opt, MessageHandler& h) {
-    adapter<MessageHandler> a{*this, opt, h};
+  error feed(std::span<std::uint8_t> in, const reader_options& opt, buffer_pool& pool, MessageHandler& h) {
+    adapter<MessageHandler> a{*this, opt, pool, h};
     if (!deflate_) return parser_.feed(in, opt.limits, a);
     parser_limits lim = opt.limits;
     lim.allow_rsv1 = true;  // RFC 7692 §6: RSV1 marks a compressed message
@@ -76,24 +79,29 @@ class message_reader {
   // Frames begun so far (for the frames-per-read histogram).
   [[nodiscard]] std::uint64_t frames_seen() const noexcept { return frames_seen_; }
 
-  // Gives borrowed buffers back to the pool (connection teardown).
-  void release_buffers() noexcept;
+  // Gives borrowed buffers back to the pool (connection teardown); a reader
+  // destroyed without this frees them instead.
+  void release_buffers(buffer_pool& pool) noexcept;
 
  private:
   template <class MessageHandler>
   struct adapter {
     message_reader& r;
     const reader_options& opt;
+    buffer_pool& pool;
     MessageHandler& h;
 
     error on_frame_begin(const frame_header& f) { return r.begin(f, opt); }
-    error on_frame_data(std::span<std::uint8_t> chunk, bool frame_done) { return r.data(chunk, frame_done, opt, h); }
+    error on_frame_data(std::span<std::uint8_t> chunk, bool frame_done) {
+      return r.data(chunk, frame_done, opt, pool, h);
+    }
   };
 
   error begin(const frame_header& f, const reader_options& opt);
 
   template <class MessageHandler>
-  error data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt, MessageHandler& h);
+  error data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt, buffer_pool& pool,
+             MessageHandler& h);
 
   template <class MessageHandler>
   error deliver_control(std::span<std::uint8_t> payload, MessageHandler& h);
@@ -101,8 +109,9 @@ class message_reader {
   static error parse_close(std::span<const std::uint8_t> payload, std::uint16_t& code, std::string_view& reason);
 
   // A piece of a compressed message, inflated into message_.
-  error inflate_piece(std::span<const std::uint8_t> chunk, bool message_done, const reader_options& opt);
-  void end_compressed_message() noexcept;
+  error inflate_piece(std::span<const std::uint8_t> chunk, bool message_done, const reader_options& opt,
+                      buffer_pool& pool);
+  void end_compressed_message(buffer_pool& pool) noexcept;
 
   frame_parser parser_;
   byte_buffer message_;  // borrowed while a message spans frames or reads
@@ -120,27 +129,27 @@ class message_reader {
 };
 
 template <class MessageHandler>
-error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt,
+error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt, buffer_pool& pool,
                            MessageHandler& h) {
   const bool first_piece = !frame_started_;
   frame_started_ = !frame_done;
 
   if (is_control(frame_op_)) {
     if (first_piece && frame_done) return deliver_control(chunk, h);  // whole frame in this read
-    if (first_piece) control_ = buffer_pool::this_thread().acquire();
+    if (first_piece) control_ = pool.acquire();
     control_.append(chunk);
     if (!frame_done) return error::none;
     error e = deliver_control(control_.span(), h);
-    buffer_pool::this_thread().release(std::move(control_));
+    pool.release(std::move(control_));
     return e;
   }
 
   const bool message_done = frame_done && !parser_.in_message();
   if (compressed_) {
-    if (error e = inflate_piece(chunk, message_done, opt); e != error::none) return e;
+    if (error e = inflate_piece(chunk, message_done, opt, pool); e != error::none) return e;
     if (message_done) {
       h.on_message(message_op_, message_.span());
-      end_compressed_message();
+      end_compressed_message(pool);
     }
     return error::none;
   }
@@ -155,11 +164,11 @@ error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const
     h.on_message(message_op_, chunk);  // zero copy: straight from the read buffer
     return error::none;
   }
-  if (message_.capacity() == 0) message_ = buffer_pool::this_thread().acquire();
+  if (message_.capacity() == 0) message_ = pool.acquire();
   message_.append(chunk);
   if (message_done) {
     h.on_message(message_op_, message_.span());
-    buffer_pool::this_thread().release(std::move(message_));
+    pool.release(std::move(message_));
   }
   return error::none;
 }

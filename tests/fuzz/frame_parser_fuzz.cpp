@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/buffer_pool.hpp"
 #include "common/utf8.hpp"
 #include "gateway/ws/message_reader.hpp"
 #include "tests/fuzz/checking_handler.hpp"
@@ -35,12 +36,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   data += 2;
   size -= 2;
 
+  fg::buffer_pool pool;  // both readers borrow from it and give back at teardown, as a session does
   checking_handler whole_h{opt, {}};
   error whole_err;
   {
     message_reader r;
     std::vector<std::uint8_t> all(data, data + size);
-    whole_err = r.feed(all, opt, whole_h);
+    whole_err = r.feed(all, opt, pool, whole_h);
+    r.release_buffers(pool);
   }
 
   checking_handler split_h{opt, {}};
@@ -48,14 +51,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   {
     message_reader r;
     for (auto& piece : fg::fuzz::split_input(seed, data, size)) {
-      split_err = r.feed(piece, opt, split_h);
+      split_err = r.feed(piece, opt, pool, split_h);
       if (split_err != error::none) {
         // Sticky: a failed reader refuses everything after.
         std::vector<std::uint8_t> more{0x81, 0x80, 0, 0, 0, 0};
-        check(r.feed(more, opt, split_h) == split_err);
+        check(r.feed(more, opt, pool, split_h) == split_err);
         break;
       }
     }
+    r.release_buffers(pool);
   }
   check(whole_err == split_err);
   check(whole_h.log == split_h.log);

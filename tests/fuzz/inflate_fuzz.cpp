@@ -19,6 +19,7 @@
 
 #include <zlib.h>
 
+#include "common/buffer_pool.hpp"
 #include "common/utf8.hpp"
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/message_reader.hpp"
@@ -39,13 +40,15 @@ void fuzz_frames(std::uint8_t seed, std::uint8_t flags, const deflate_params& p,
   opt.limits.max_fragments = 1u + ((flags >> 3) & 0x07) * 3;
   opt.validate_utf8 = (flags & 0x80) == 0;
 
+  fg::buffer_pool pool;  // both readers borrow from it and give back at teardown, as a session does
   checking_handler whole_h{opt, {}};
   error whole_err;
   {
     message_reader r;
     r.enable_deflate(p);
     std::vector<std::uint8_t> all(data, data + size);
-    whole_err = r.feed(all, opt, whole_h);
+    whole_err = r.feed(all, opt, pool, whole_h);
+    r.release_buffers(pool);
   }
   checking_handler split_h{opt, {}};
   error split_err = error::none;
@@ -53,9 +56,10 @@ void fuzz_frames(std::uint8_t seed, std::uint8_t flags, const deflate_params& p,
     message_reader r;
     r.enable_deflate(p);
     for (auto& piece : fg::fuzz::split_input(seed, data, size)) {
-      split_err = r.feed(piece, opt, split_h);
+      split_err = r.feed(piece, opt, pool, split_h);
       if (split_err != error::none) break;
     }
+    r.release_buffers(pool);
   }
   check(whole_err == split_err);
   check(whole_h.log == split_h.log);
@@ -138,9 +142,10 @@ void fuzz_round_trip(std::uint8_t seed, std::uint8_t flags, std::uint8_t more, c
     void on_pong(std::span<std::uint8_t>) {}
     void on_close(std::uint16_t, std::string_view) {}
   } h;
+  fg::buffer_pool pool;
   message_reader r;
   r.enable_deflate(p);
-  check(r.feed(wire, opt, h) == error::none);
+  check(r.feed(wire, opt, pool, h) == error::none);
   check(h.got == messages);
 }
 

@@ -61,9 +61,10 @@ struct reader_run {
   message_reader reader;
   recording_handler h;
   reader_options opt;
+  buffer_pool pool;
   explicit reader_run(deflate_params p = negotiated()) { reader.enable_deflate(p); }
   error feed(const bytes& input, std::span<const std::size_t> cuts = {}) {
-    return feed_pieces(input, cuts, [&](std::span<std::uint8_t> piece) { return reader.feed(piece, opt, h); });
+    return feed_pieces(input, cuts, [&](std::span<std::uint8_t> piece) { return reader.feed(piece, opt, pool, h); });
   }
 };
 
@@ -99,7 +100,7 @@ TEST(message_reader_deflate, fragmented_compressed_message_with_controls_between
 TEST(message_reader_deflate, uncompressed_messages_stay_zero_copy) {
   reader_run r;
   bytes input = frame(op_text, "plain");
-  ASSERT_EQ(r.reader.feed(input, r.opt, r.h), error::none);
+  ASSERT_EQ(r.reader.feed(input, r.opt, r.pool, r.h), error::none);
   ASSERT_EQ(r.h.events, std::vector<event>{ev("text", "plain")});
   EXPECT_EQ(r.h.message_data[0], input.data() + 6);
   EXPECT_FALSE(r.reader.compressed());
@@ -130,7 +131,8 @@ TEST(message_reader_deflate, compressed_size_is_told_during_delivery) {
   sizing_handler h;
   h.reader = &reader;
   bytes input = concat({compressed_frames(op_text, message, 3), frame(op_text, "x")});
-  ASSERT_EQ(reader.feed(input, {}, h), error::none);
+  buffer_pool pool;
+  ASSERT_EQ(reader.feed(input, {}, pool, h), error::none);
   EXPECT_EQ(h.wire, (std::vector<std::uint64_t>{c.size(), 0}));
 }
 
@@ -147,7 +149,8 @@ TEST(message_reader_deflate, rsv1_is_refused_without_negotiation) {
   message_reader reader;
   recording_handler h;
   bytes input = compressed_frames(op_text, text_of(50));
-  EXPECT_EQ(reader.feed(input, {}, h), error::reserved_bits);
+  buffer_pool pool;
+  EXPECT_EQ(reader.feed(input, {}, pool, h), error::reserved_bits);
 }
 
 TEST(message_reader_deflate, rsv1_on_a_continuation_or_control_frame) {
@@ -248,10 +251,10 @@ TEST(message_reader_deflate, client_context_takeover) {
 TEST(message_reader_deflate, an_idle_connection_holds_no_inflater_or_buffer) {
   auto& inflaters = inflater_pool::this_thread();
   inflaters.release(inflaters.acquire());  // at least one pooled
-  auto& buffers = buffer_pool::this_thread();
+  reader_run r;
+  auto& buffers = r.pool;
   while (buffers.pooled() < 2) buffers.release(fg::byte_buffer(64));
   const std::size_t inflaters_before = inflaters.pooled(), buffers_before = buffers.pooled();
-  reader_run r;
   const bytes input = compressed_frames(op_text, text_of(1000), 2);
   ASSERT_EQ(r.feed(bytes(input.begin(), input.begin() + 30)), error::none);
   EXPECT_EQ(inflaters.pooled(), inflaters_before - 1) << "borrowed for the message";
@@ -262,7 +265,7 @@ TEST(message_reader_deflate, an_idle_connection_holds_no_inflater_or_buffer) {
   EXPECT_TRUE(r.reader.idle());
   // A message left half-read is given back at teardown.
   ASSERT_EQ(r.feed(bytes(input.begin(), input.begin() + 30)), error::none);
-  r.reader.release_buffers();
+  r.reader.release_buffers(r.pool);
   EXPECT_EQ(inflaters.pooled(), inflaters_before);
   EXPECT_EQ(buffers.pooled(), buffers_before);
 }

@@ -29,11 +29,25 @@ struct read_result {
   std::vector<event> events;
 };
 
-read_result read(const bytes& input, std::span<const std::size_t> cuts, const reader_options& opt = {}) {
+// A pool holding two buffers, so that borrowing shows as a drop in
+// pooled() (an empty pool would allocate instead).
+buffer_pool primed_pool() {
+  buffer_pool pool;
+  while (pool.pooled() < 2) pool.release(fg::byte_buffer(64));
+  return pool;
+}
+
+read_result read_with(buffer_pool& pool, const bytes& input, std::span<const std::size_t> cuts,
+                      const reader_options& opt = {}) {
   message_reader r;
   recording_handler h;
-  const error e = feed_pieces(input, cuts, [&](std::span<std::uint8_t> piece) { return r.feed(piece, opt, h); });
+  const error e = feed_pieces(input, cuts, [&](std::span<std::uint8_t> piece) { return r.feed(piece, opt, pool, h); });
   return {e, h.events};
+}
+
+read_result read(const bytes& input, std::span<const std::size_t> cuts, const reader_options& opt = {}) {
+  buffer_pool pool;
+  return read_with(pool, input, cuts, opt);
 }
 
 // Feeds each of `frames` as its own read into one reader, so a test can
@@ -42,16 +56,9 @@ struct stepper {
   message_reader reader;
   recording_handler h;
   reader_options opt;
-  error feed(bytes b) { return reader.feed(b, opt, h); }
+  buffer_pool pool = primed_pool();
+  error feed(bytes b) { return reader.feed(b, opt, pool, h); }
 };
-
-// Keeps at least two buffers in the thread's pool so that borrowing shows
-// as a drop in pooled() (an empty pool would allocate instead).
-std::size_t primed_pool() {
-  auto& pool = buffer_pool::this_thread();
-  while (pool.pooled() < 2) pool.release(fg::byte_buffer(64));
-  return pool.pooled();
-}
 
 // ---------------------------------------------------------------------------
 
@@ -59,7 +66,8 @@ TEST(message_reader, single_frame_message_is_delivered_in_place) {
   bytes input = frame(op_text, "hello");
   message_reader r;
   recording_handler h;
-  ASSERT_EQ(r.feed(input, {}, h), error::none);
+  buffer_pool pool;
+  ASSERT_EQ(r.feed(input, {}, pool, h), error::none);
   ASSERT_EQ(h.events, std::vector<event>{ev("text", "hello")});
   // Zero copy: the span points at the payload inside the read buffer.
   EXPECT_EQ(h.message_data[0], input.data() + 6);
@@ -69,7 +77,8 @@ TEST(message_reader, several_whole_messages_in_one_read_are_each_in_place) {
   bytes input = concat({frame(op_binary, pattern(10)), frame(op_text, "second")});
   message_reader r;
   recording_handler h;
-  ASSERT_EQ(r.feed(input, {}, h), error::none);
+  buffer_pool pool;
+  ASSERT_EQ(r.feed(input, {}, pool, h), error::none);
   ASSERT_EQ(h.message_data.size(), 2u);
   EXPECT_EQ(h.message_data[0], input.data() + 6);
   EXPECT_EQ(h.message_data[1], input.data() + 6 + 10 + 6);
@@ -151,7 +160,8 @@ TEST(message_reader_utf8, fails_within_a_frame_before_its_end_arrives) {
   message_reader r;
   recording_handler h;
   bytes first(input.begin(), input.begin() + 6 + 4);
-  EXPECT_EQ(r.feed(first, {}, h), error::invalid_utf8);
+  buffer_pool pool;
+  EXPECT_EQ(r.feed(first, {}, pool, h), error::invalid_utf8);
 }
 
 TEST(message_reader_utf8, invalid_in_a_single_frame_rejected_in_every_split) {
@@ -263,51 +273,51 @@ INSTANTIATE_TEST_SUITE_P(payloads, message_reader_close, ::testing::ValuesIn(clo
 // Buffers are borrowed only while needed and given back.
 
 TEST(message_reader_pool, whole_message_borrows_nothing) {
-  const std::size_t before = primed_pool();
   stepper s;
+  const std::size_t before = s.pool.pooled();
   ASSERT_EQ(s.feed(frame(op_text, "whole")), error::none);
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before);
+  EXPECT_EQ(s.pool.pooled(), before);
   EXPECT_TRUE(s.reader.idle());
 }
 
 TEST(message_reader_pool, fragmented_message_returns_its_buffer) {
-  const std::size_t before = primed_pool();
   stepper s;
+  const std::size_t before = s.pool.pooled();
   ASSERT_EQ(s.feed(frame(op_text, "one", false)), error::none);
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before - 1);
+  EXPECT_EQ(s.pool.pooled(), before - 1);
   EXPECT_FALSE(s.reader.idle());
   ASSERT_EQ(s.feed(frame(op_cont, "two", false)), error::none);
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before - 1) << "one buffer per message, not per fragment";
+  EXPECT_EQ(s.pool.pooled(), before - 1) << "one buffer per message, not per fragment";
   ASSERT_EQ(s.feed(frame(op_cont, "three")), error::none);
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before);
+  EXPECT_EQ(s.pool.pooled(), before);
   EXPECT_TRUE(s.reader.idle());
   EXPECT_EQ(s.h.events, std::vector<event>{ev("text", "onetwothree")});
 }
 
 TEST(message_reader_pool, message_split_across_reads_returns_its_buffer) {
-  const std::size_t before = primed_pool();
   stepper s;
+  const std::size_t before = s.pool.pooled();
   const bytes input = frame(op_binary, pattern(50));
   ASSERT_EQ(s.feed(bytes(input.begin(), input.begin() + 20)), error::none);
   EXPECT_FALSE(s.reader.idle());
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before - 1);
+  EXPECT_EQ(s.pool.pooled(), before - 1);
   ASSERT_EQ(s.feed(bytes(input.begin() + 20, input.end())), error::none);
   EXPECT_TRUE(s.reader.idle());
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before);
+  EXPECT_EQ(s.pool.pooled(), before);
   EXPECT_EQ(s.h.events, (std::vector<event>{{"binary", pattern(50)}}));
 }
 
 TEST(message_reader_pool, split_control_frame_inside_a_message_returns_both) {
-  const std::size_t before = primed_pool();
   stepper s;
+  const std::size_t before = s.pool.pooled();
   ASSERT_EQ(s.feed(frame(op_text, "a", false)), error::none);
   const bytes ping = frame(op_ping, "ping!");
   ASSERT_EQ(s.feed(bytes(ping.begin(), ping.begin() + 8)), error::none);
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before - 2);
+  EXPECT_EQ(s.pool.pooled(), before - 2);
   ASSERT_EQ(s.feed(bytes(ping.begin() + 8, ping.end())), error::none);
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before - 1);
+  EXPECT_EQ(s.pool.pooled(), before - 1);
   ASSERT_EQ(s.feed(frame(op_cont, "b")), error::none);
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before);
+  EXPECT_EQ(s.pool.pooled(), before);
   EXPECT_TRUE(s.reader.idle());
   EXPECT_EQ(s.h.events, (std::vector<event>{ev("ping", "ping!"), ev("text", "ab")}));
 }
@@ -321,36 +331,42 @@ TEST(message_reader_pool, half_a_header_is_not_idle) {
   EXPECT_TRUE(s.reader.idle());
 }
 
-TEST(message_reader_pool, failed_message_buffer_returned_on_release_and_destruction) {
-  const std::size_t before = primed_pool();
+TEST(message_reader_pool, failed_message_buffer_returned_on_release) {
+  stepper s;
+  const std::size_t before = s.pool.pooled();
+  ASSERT_EQ(s.feed(frame(op_text, "ok", false)), error::none);
+  ASSERT_EQ(s.feed(frame(op_cont, "\xFF")), error::invalid_utf8);
+  EXPECT_EQ(s.pool.pooled(), before - 1);
+  s.reader.release_buffers(s.pool);
+  EXPECT_EQ(s.pool.pooled(), before);
+  s.reader.release_buffers(s.pool);  // twice is harmless
+  EXPECT_EQ(s.pool.pooled(), before);
+}
+
+TEST(message_reader_pool, a_reader_destroyed_without_release_frees_its_buffer) {
+  buffer_pool pool = primed_pool();
+  const std::size_t before = pool.pooled();
   {
-    stepper s;
-    ASSERT_EQ(s.feed(frame(op_text, "ok", false)), error::none);
-    ASSERT_EQ(s.feed(frame(op_cont, "\xFF")), error::invalid_utf8);
-    EXPECT_EQ(buffer_pool::this_thread().pooled(), before - 1);
-    s.reader.release_buffers();
-    EXPECT_EQ(buffer_pool::this_thread().pooled(), before);
-    s.reader.release_buffers();  // twice is harmless
-    EXPECT_EQ(buffer_pool::this_thread().pooled(), before);
+    message_reader r;
+    recording_handler h;
+    bytes input = frame(op_binary, "ok", false);
+    ASSERT_EQ(r.feed(input, {}, pool, h), error::none);
+    EXPECT_EQ(pool.pooled(), before - 1);
   }
-  {
-    stepper s;
-    ASSERT_EQ(s.feed(frame(op_binary, "ok", false)), error::none);
-    EXPECT_EQ(buffer_pool::this_thread().pooled(), before - 1);
-  }
-  EXPECT_EQ(buffer_pool::this_thread().pooled(), before) << "the destructor gives the buffer back";
+  EXPECT_EQ(pool.pooled(), before - 1) << "the reader does not reach a pool on its own";
 }
 
 TEST(message_reader_pool, many_messages_do_not_drain_the_pool) {
-  const std::size_t before = primed_pool();
+  buffer_pool pool = primed_pool();
+  const std::size_t before = pool.pooled();
   const bytes one = concat({frame(op_text, "a", false), frame(op_ping, ""), frame(op_cont, "b")});
   bytes input;
   for (int i = 0; i < 50; ++i) input = concat({input, one});
   for (const auto& cuts : std::vector<std::vector<std::size_t>>{{}, {7}, {1, 2, 3, 100, 101}}) {
-    const read_result r = read(input, cuts);
+    const read_result r = read_with(pool, input, cuts);
     EXPECT_EQ(r.err, error::none);
     EXPECT_EQ(r.events.size(), 100u);
-    EXPECT_EQ(buffer_pool::this_thread().pooled(), before) << describe(cuts);
+    EXPECT_EQ(pool.pooled(), before) << describe(cuts);
   }
 }
 
