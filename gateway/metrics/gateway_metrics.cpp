@@ -71,6 +71,16 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
               static_cast<double>(c.pings_sent));
   out.counter("framegate_gateway_pong_timeouts_total", "Connections closed (1011) because no frame followed a ping.",
               static_cast<double>(c.pong_timeouts));
+  auto held = out.family("framegate_gateway_held_closes_total",
+                         "Closes held back until the worker acknowledged what the client sent before them.",
+                         metric_kind::counter);
+  auto expired =
+      out.family("framegate_gateway_held_close_timeouts_total",
+                 "Held closes released by --close-timeout before the worker acknowledged.", metric_kind::counter);
+  for (std::size_t r = 0; r < held_reasons.size(); ++r) {
+    held.add(static_cast<double>(c.held_closes[r]), {{"reason", held_reasons[r]}});
+    expired.add(static_cast<double>(c.held_close_timeouts[r]), {{"reason", held_reasons[r]}});
+  }
 }
 
 void write_deflate(metrics::exposition& out, const thread_counters& c) {

@@ -35,6 +35,8 @@ void thread_counters::add(const thread_counters& o) {
   overflow_closes += o.overflow_closes;
   pings_sent += o.pings_sent;
   pong_timeouts += o.pong_timeouts;
+  add_all(held_closes, o.held_closes);
+  add_all(held_close_timeouts, o.held_close_timeouts);
   deflate_connections_opened += o.deflate_connections_opened;
   deflate_connections_closed += o.deflate_connections_closed;
   deflate_messages_in += o.deflate_messages_in;

@@ -42,6 +42,10 @@ constexpr std::size_t of(unsigned status) noexcept {
 }
 }  // namespace refusal_status
 
+// Why a close waited for replies (message_sink::hold_close), as an index.
+inline constexpr std::array<const char*, 2> held_reasons{"protocol_error", "client_close"};
+constexpr std::size_t held_reason(bool by_client) noexcept { return by_client ? 1 : 0; }
+
 // Text and binary, the two data opcodes, as array indices.
 constexpr std::size_t data_index(ws::opcode op) noexcept { return op == ws::opcode::binary ? 1 : 0; }
 
@@ -63,6 +67,8 @@ struct thread_counters {
   std::uint64_t overflow_closes = 0;   // --send-queue-policy close (1008)
   std::uint64_t pings_sent = 0;
   std::uint64_t pong_timeouts = 0;
+  std::array<std::uint64_t, held_reasons.size()> held_closes{};          // by held_reason
+  std::array<std::uint64_t, held_reasons.size()> held_close_timeouts{};  // released by --close-timeout
   // permessage-deflate (RFC 7692). A broadcast compressed once counts once.
   std::uint64_t deflate_connections_opened = 0;  // negotiated; minus closed: the open ones
   std::uint64_t deflate_connections_closed = 0;

@@ -31,8 +31,8 @@ class connection {
   virtual void close(std::uint16_t code, std::string_view reason) = 0;
   // Flow control: the sink said no in can_read() and now has room again.
   virtual void resume_reading() = 0;
-  // Ends a failure the sink held back (see message_sink::hold_failure).
-  virtual void complete_failure() = 0;
+  // Ends a close the sink held back (see message_sink::hold_close).
+  virtual void release_close() = 0;
 
   // The sink's record for this connection (a route), set in on_open and
   // cleared in on_close: one pointer, so a message finds its route without

@@ -57,13 +57,15 @@ class message_sink {
   // After each read: may this session read more now? A sink whose
   // downstream is saturated says no and later calls connection::resume_reading().
   virtual bool can_read(connection&) { return true; }
-  // A protocol error is about to close the connection. A sink that has
-  // forwarded messages whose replies are still on their way may hold the
-  // close back (return true) and call connection::complete_failure() once they
-  // are out, so that a reply to a message sent before the bad frame is not
-  // lost (Autobahn 3.2). The session stops reading meanwhile, and gives up
-  // waiting after --close-timeout.
-  virtual bool hold_failure(connection&) { return false; }
+  // The connection is about to close: its client sent a close frame, or
+  // broke the protocol. A sink that has forwarded messages whose replies
+  // are still on their way may hold the close back (return true) and call
+  // connection::release_close() once they are out, so that the replies to
+  // what the client sent before closing are not lost (`send(m); close()`,
+  // Autobahn 3.2; RFC 6455 §5.5.1 lets an endpoint finish sending first).
+  // The session reads nothing more meanwhile, and releases the close
+  // itself after --close-timeout.
+  virtual bool hold_close(connection&) { return false; }
   // The thread is shutting down and its connections are gone: release
   // everything that would keep the loop alive (links, listeners).
   virtual void stop() {}

@@ -190,7 +190,7 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
 // ---------------------------------------------------------------- reading
 
 void session::continue_reading() {
-  // A failing session keeps a read armed (its bytes are discarded): the
+  // A held session keeps a read armed (its bytes are discarded): the
   // pending wait keeps it alive and notices the peer vanishing.
   if (phase_ == phase::closed) return;
   if (phase_ == phase::open && !home_.sink().can_read(*this)) {
@@ -265,20 +265,34 @@ void session::on_pong(std::span<std::uint8_t>) { ping_outstanding_ = false; }
 
 void session::on_close(std::uint16_t code, std::string_view) {
   if (phase_ == phase::open) {
-    // Echo the peer's code (RFC 6455 §5.5.1), then close TCP first (§7.1.1).
-    if (code == ws::close_code::no_status)
-      send_frame(ws::opcode::close, {}, true);
-    else
-      send_close_frame(code, {});
-    leave_open(code, close_origin::client);
+    if (hold({code, true, ws::error::none})) return;
+    echo_close(code);
   }
   finish();
+}
+
+void session::echo_close(std::uint16_t code) {
+  // Echo the peer's code (RFC 6455 §5.5.1), then close TCP first (§7.1.1).
+  if (code == ws::close_code::no_status)
+    send_frame(ws::opcode::close, {}, true);
+  else
+    send_close_frame(code, {});
+  leave_open(code, close_origin::client);
+}
+
+bool session::hold(held_close what) {
+  if (!home_.sink().hold_close(*this)) return false;
+  phase_ = phase::held;
+  held_ = what;
+  ++home_.counters().held_closes[held_reason(what.by_client)];
+  deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
+  return true;
 }
 
 // ---------------------------------------------------------------- writing
 
 void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
-  if (phase_ != phase::open && phase_ != phase::failing) return;
+  if (phase_ != phase::open && phase_ != phase::held) return;
   count_sent(op, payload.size());
   if (!deflate_.enabled) return send_frame(op, payload, false);
   // Room is judged on the uncompressed size, before compressing: with
@@ -290,13 +304,13 @@ void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
 }
 
 void session::send_framed(std::span<const std::uint8_t> frame, ws::opcode op, std::size_t payload_size) {
-  if ((phase_ != phase::open && phase_ != phase::failing) || !make_room(frame.size())) return;
+  if ((phase_ != phase::open && phase_ != phase::held) || !make_room(frame.size())) return;
   count_sent(op, payload_size);
   home_.cork_for(*this).append(frame);
 }
 
 void session::send_shared(broadcast_frames& frames) {
-  if (phase_ != phase::open && phase_ != phase::failing) return;
+  if (phase_ != phase::open && phase_ != phase::held) return;
   if (deflate_.server_takeover) return send(frames.op(), frames.payload());
   send_framed(frames.frame_for(deflate_), frames.op(), frames.payload().size());
 }
@@ -403,14 +417,9 @@ void session::fail(ws::error e) {
   log->debug("conn={} protocol error {} (close {})", id_, ws::to_string(e), ws::close_code_for(e));
   ++home_.counters().protocol_errors;
   ++home_.counters().errors_by_kind[static_cast<std::size_t>(e)];
-  if (phase_ == phase::open && home_.sink().hold_failure(*this)) {
-    phase_ = phase::failing;
-    pending_error_ = e;
-    deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
-    return;
-  }
   const std::uint16_t code = ws::close_code_for(e);
-  if (phase_ == phase::open || phase_ == phase::failing) {
+  if (phase_ == phase::open && hold({code, false, e})) return;
+  if (phase_ == phase::open) {
     send_close_frame(code, ws::to_string(e));
     leave_open(code, close_origin::server);
   }
@@ -418,12 +427,14 @@ void session::fail(ws::error e) {
   finish();
 }
 
-void session::complete_failure() {
-  if (phase_ != phase::failing) return;
-  const ws::error e = pending_error_;
-  const std::uint16_t code = ws::close_code_for(e);
-  send_close_frame(code, ws::to_string(e));
-  leave_open(code, close_origin::server);
+void session::release_close() {
+  if (phase_ != phase::held) return;
+  if (held_.by_client) {
+    echo_close(held_.code);
+  } else {
+    send_close_frame(held_.code, ws::to_string(held_.error));
+    leave_open(held_.code, close_origin::server);
+  }
   finish();
   home_.uncork();
 }
@@ -439,7 +450,7 @@ void session::leave_open(std::uint16_t code, close_origin origin) {
 
 void session::go_away() {
   if (phase_ == phase::handshake) return abort();
-  if (phase_ == phase::failing) return complete_failure();
+  if (phase_ == phase::held) return release_close();
   close(ws::close_code::going_away, "server shutting down");
 }
 
@@ -462,7 +473,7 @@ void session::shutdown_send() {
 void session::abort() {
   if (phase_ == phase::closed) return;
   const auto keep = std::move(paused_self_);  // outlive this call even if it was the last reference
-  if (phase_ == phase::open || phase_ == phase::failing) leave_open(ws::close_code::abnormal, close_origin::network);
+  if (phase_ == phase::open || phase_ == phase::held) leave_open(ws::close_code::abnormal, close_origin::network);
   phase_ = phase::closed;
   // handshake_ stays: a pending HTTP read still writes into its buffer when it
   // completes with operation_aborted; the session's destructor frees it.
@@ -499,9 +510,11 @@ void session::on_tick(std::uint32_t now) {
         send_frame(ws::opcode::ping, {}, true);
       }
       return;
-    case phase::failing:
-      if (due(now, deadline_ms_)) complete_failure();
-      return;
+    case phase::held:
+      if (!due(now, deadline_ms_)) return;
+      // The replies did not come in time (a stuck or slow worker): close anyway.
+      ++home_.counters().held_close_timeouts[held_reason(held_.by_client)];
+      return release_close();
     case phase::closing:
     case phase::draining:
       if (due(now, deadline_ms_)) abort();

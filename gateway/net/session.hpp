@@ -10,8 +10,10 @@
 //
 // Phases: handshake -> open -> closing (our close frame sent, waiting for
 // the peer's) -> draining (TCP write side shut, reading until EOF) -> closed.
-// A protocol error may pass through `failing` first: reading has stopped,
-// but replies to messages forwarded before the error may still go out.
+// A close the client asked for, or a protocol error, may pass through
+// `held` first: nothing more is read, but replies to the messages the
+// client sent before it still go out (message_sink::hold_close), for at
+// most --close-timeout.
 #pragma once
 
 #include <cstdint>
@@ -88,8 +90,8 @@ class session final : public connection, public std::enable_shared_from_this<ses
   void go_away();
   // Closes TCP at once, without a close handshake.
   void terminate() { abort(); }
-  // Ends a failure the sink held back (see message_sink::hold_failure).
-  void complete_failure() override;
+  // Ends a close the sink held back (see message_sink::hold_close).
+  void release_close() override;
 
   // message_reader callbacks
   void on_message(ws::opcode op, std::span<std::uint8_t> payload);
@@ -102,7 +104,14 @@ class session final : public connection, public std::enable_shared_from_this<ses
   session* next_ = nullptr;
 
  private:
-  enum class phase : std::uint8_t { handshake, open, failing, closing, draining, closed };
+  enum class phase : std::uint8_t { handshake, open, held, closing, draining, closed };
+  // What a held close will send once released: the client's own code
+  // echoed, or the close code of a protocol error.
+  struct held_close {
+    std::uint16_t code = 0;
+    bool by_client = false;
+    ws::error error = ws::error::none;  // not by_client
+  };
 
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
@@ -131,6 +140,8 @@ class session final : public connection, public std::enable_shared_from_this<ses
   void continue_reading();
   void send_close_frame(std::uint16_t code, std::string_view reason);
   void fail(ws::error e);
+  bool hold(held_close what);  // asks the sink to hold this close back; false: close now
+  void echo_close(std::uint16_t code);
   void finish();         // shut our side after the backlog drains, then read until EOF
   void shutdown_send();  // FIN once nothing is left to write
   void abort();          // close TCP now
@@ -153,7 +164,7 @@ class session final : public connection, public std::enable_shared_from_this<ses
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections
   bool write_shut_ = false;
-  ws::error pending_error_ = ws::error::none;
+  held_close held_;
   // While paused no wait is pending, so nothing else keeps the session alive.
   std::shared_ptr<session> paused_self_;
 };

@@ -188,22 +188,22 @@ void route_table::refuse_too_big(route& r) {
   r.conn->close(ws::close_code::message_too_big, "message too big for the worker");
 }
 
-bool route_table::hold_failure(connection& c) {
+bool route_table::hold_close(connection& c) {
   auto* r = c.sink_record<route>();
   if (r == nullptr || r->to == nullptr || r->last_seq == 0 || r->to->unacked.acked(r->last_seq)) return false;
   r->to->held.push_back({r->last_seq, c.id()});
   return true;
 }
 
-void route_table::release_failures(worker& w, bool all) {
+void route_table::release_holds(worker& w, bool all) {
   std::vector<std::uint64_t> ready;
-  std::erase_if(w.held, [&](const failure_hold& h) {
+  std::erase_if(w.held, [&](const close_hold& h) {
     const bool done = all || w.unacked.acked(h.seq);
     if (done) ready.push_back(h.conn_id);
     return done;
   });
   for (const std::uint64_t id : ready)
-    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->complete_failure();
+    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->release_close();
 }
 
 bool route_table::can_read(connection& c) {
@@ -305,7 +305,7 @@ void route_table::on_ack(worker& w, std::uint64_t seq) {
   const bool had_credit = has_credit(w);
   w.unacked.acknowledge(seq);
   if (!had_credit && has_credit(w)) credit_returned_.push_back(&w);
-  if (!w.held.empty()) release_failures(w, false);
+  if (!w.held.empty()) release_holds(w, false);
 }
 
 void route_table::deliver(const pb::Send& send) {
@@ -365,7 +365,7 @@ void route_table::on_link_lost(link_port& link, std::string_view why) {
   workers_.erase(it);
   std::erase(credit_returned_, lost.get());
   if (hub_) hub_->forget(link);
-  // Detached first: a held failure released below closes its connection,
+  // Detached first: a held close released below ends its connection,
   // and nothing may be sent to the lost worker about it.
   std::vector<std::uint64_t> orphans;
   for (auto& [id, r] : routes_) {
@@ -373,7 +373,7 @@ void route_table::on_link_lost(link_port& link, std::string_view why) {
     r->to = nullptr;
     orphans.push_back(id);
   }
-  release_failures(*lost, true);  // their replies died with the worker
+  release_holds(*lost, true);  // their replies died with the worker
   if (!stopped_) fail_over(*lost, orphans);
 }
 

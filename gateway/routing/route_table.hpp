@@ -1,6 +1,6 @@
 // Which worker serves which connection, and everything that follows from
 // it, without a socket: one gateway thread's routes, its workers' credits,
-// the sessions paused for lack of credit, the failures held for replies,
+// the sessions paused for lack of credit, the closes held for replies,
 // and failover (a lost worker's connections move to the next worker by the
 // same hash, announced as resumed with their kept state, followed by its
 // unacknowledged messages in order).
@@ -60,7 +60,7 @@ class route_table : public message_sink, public link_events {
   void on_message(connection& c, ws::opcode op, std::span<const std::uint8_t> payload) override;
   void on_close(connection& c, std::uint16_t code, close_origin origin) override;
   bool can_read(connection& c) override;
-  bool hold_failure(connection& c) override;
+  bool hold_close(connection& c) override;
   void stop() override;
   void snapshot(thread_snapshot& snap) const override;
 
@@ -85,8 +85,8 @@ class route_table : public message_sink, public link_events {
 
  private:
   // Connections whose close waits for their worker to acknowledge a
-  // message (see message_sink::hold_failure).
-  struct failure_hold {
+  // message (see message_sink::hold_close).
+  struct close_hold {
     std::uint64_t seq;
     std::uint64_t conn_id;
   };
@@ -102,7 +102,7 @@ class route_table : public message_sink, public link_events {
     std::uint64_t max_payload = 0;  // largest client payload its envelope limit allows (0: no limit told)
     unacked_ledger unacked;
     std::vector<std::uint64_t> paused;  // sessions paused for lack of credit
-    std::vector<failure_hold> held;
+    std::vector<close_hold> held;
 
     [[nodiscard]] bool serves(std::string_view path) const;
     [[nodiscard]] bool takes(std::size_t payload_size) const noexcept {
@@ -139,7 +139,7 @@ class route_table : public message_sink, public link_events {
   void on_ack(worker& w, std::uint64_t seq);
   void refuse_too_big(route& r);
   void resume_paused(worker& w);
-  void release_failures(worker& w, bool all);
+  void release_holds(worker& w, bool all);
   void fail_over(const worker& lost, std::span<const std::uint64_t> orphans);
 
   const gateway_config& config_;

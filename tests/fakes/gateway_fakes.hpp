@@ -2,7 +2,7 @@
 // They record what the route table asks of them and behave like the real
 // ones where the table relies on it (a connection that closes tells its
 // sink; a link that closes reports itself lost), so a test can drive the
-// table through failover, credits and held failures without a socket.
+// table through failover, credits and held closes without a socket.
 #pragma once
 
 #include <cstdint>
@@ -44,8 +44,8 @@ class fake_connection final : public connection {
     leave(code, close_origin::server);
   }
   void resume_reading() override { ++resumes; }
-  void complete_failure() override {
-    ++failures_completed;
+  void release_close() override {
+    ++closes_released;
     if (open_) leave(ws::close_code::protocol_error, close_origin::server);
   }
 
@@ -61,7 +61,7 @@ class fake_connection final : public connection {
   std::uint16_t close_code = 0;
   std::string close_reason;
   int resumes = 0;
-  int failures_completed = 0;
+  int closes_released = 0;
 
  private:
   void leave(std::uint16_t code, close_origin origin) {

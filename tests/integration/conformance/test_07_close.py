@@ -1,13 +1,16 @@
 """Autobahn section 7: close handling."""
 
 import os
+import re
+import signal
 import sys
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from framegate_harness import (  # noqa: E402
-    OP_CLOSE, OP_PING, OP_TEXT, GatewayTestCase, build_frame, close_payload,
+    OP_BINARY, OP_CLOSE, OP_PING, OP_TEXT, TARGET, GatewayTestCase, build_frame, close_payload,
 )
 
 VALID_CODES = (1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999)
@@ -79,6 +82,27 @@ class CloseHandshakeTest(GatewayTestCase):
         client.send_raw(build_frame(OP_TEXT, b"fragment1", fin=False) + build_frame(OP_CLOSE, close_payload(1000)))
         self.assert_close(client, 1000, reply=False)
 
+    def test_message_and_close_in_one_write_get_the_reply_first(self):
+        """`ws.send(m); ws.close()`: what the client sent before its close is answered before the close."""
+        client = self.open_client()
+        client.send_raw(build_frame(OP_TEXT, b"last words") + build_frame(OP_CLOSE, close_payload(1000)))
+        self.assert_echo(client, OP_TEXT, b"last words")
+        self.assert_close(client, 1000, reply=False)
+
+    def test_pipelined_messages_then_close_get_every_reply_first(self):
+        client = self.open_client()
+        messages = [(OP_TEXT if i % 2 else OP_BINARY, f"message {i}".encode()) for i in range(100)]
+        client.send_raw(b"".join(build_frame(op, m) for op, m in messages) + build_frame(OP_CLOSE, close_payload(1001)))
+        for op, m in messages:
+            self.assert_echo(client, op, m)
+        self.assert_close(client, 1001, reply=False)
+
+    def test_message_then_empty_close_gets_the_reply_then_an_empty_close(self):
+        client = self.open_client()
+        client.send_raw(build_frame(OP_TEXT, b"bye") + build_frame(OP_CLOSE, b""))
+        self.assert_echo(client, OP_TEXT, b"bye")
+        self.assert_close(client, None, reply=False)
+
     def test_close_sent_in_chunks(self):
         client = self.open_client()
         client.send_close(1000, "chunked", chunk_size=1, delay=0.001)
@@ -134,6 +158,41 @@ class CloseTimeoutTest(GatewayTestCase):
         client = self.open_client()
         client.send_text(b"bad", rsv=4)
         self.assert_close(client, 1002, reply=False)
+
+
+ADMIN_RE = re.compile(r"admin listening on 127\.0\.0\.1:(\d+)")
+
+
+class CloseWithAStoppedWorkerTest(GatewayTestCase):
+    """A close held for replies never waits past --close-timeout: a stopped worker keeps no client waiting."""
+
+    gateway_args = None
+    close_timeout = 1.0
+
+    def test_the_close_comes_within_the_bound_and_is_counted(self):
+        if TARGET != "workers":
+            self.skipTest("the gateway's own --echo has no worker to stop")
+        gateway = self.start_gateway(("--close-timeout", str(self.close_timeout), "--admin", "127.0.0.1:0"))
+        client = self.open_client(gateway)
+        self.roundtrip(client, OP_TEXT, b"before")
+        for worker in gateway.workers:
+            worker.send_signal(signal.SIGSTOP)
+        self.addCleanup(lambda: [w.send_signal(signal.SIGCONT) for w in gateway.workers if w.is_running()])
+        client.send_raw(build_frame(OP_TEXT, b"never answered") + build_frame(OP_CLOSE, close_payload(1000)))
+        # Without the bound the close would wait for the worker for ever:
+        # the wait below is a liveness bound (4x the timeout), not a speed check.
+        frame = self.receive_frame(client, "the held close", timeout=4 * self.close_timeout + 2)
+        self.assertEqual(frame.opcode, OP_CLOSE, f"expected the close, got {frame.describe()}")
+        self.assertEqual(frame.close_code, 1000)
+        self.assert_tcp_closed(client, "after the held close")
+        for worker in gateway.workers:
+            worker.send_signal(signal.SIGCONT)
+        match = next(filter(None, (ADMIN_RE.search(line) for line in gateway.output_lines())), None)
+        self.assertIsNotNone(match, "the gateway did not print its admin address\n" + gateway.describe_tail())
+        with urllib.request.urlopen(f"http://127.0.0.1:{match.group(1)}/metrics", timeout=5) as response:
+            scrape = response.read().decode()
+        self.assertIn('framegate_gateway_held_close_timeouts_total{reason="client_close"} 1', scrape)
+        self.assertRegex(scrape, r'framegate_gateway_held_closes_total\{reason="client_close"\} [1-9]')
 
 
 if __name__ == "__main__":

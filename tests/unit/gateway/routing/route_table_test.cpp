@@ -314,27 +314,27 @@ TEST_F(route_table_test, one_workers_exhausted_credit_pauses_only_its_own_client
   EXPECT_TRUE(table().can_read(*on_b[0]));
 }
 
-// ---------------------------------------------------------------- held failures
+// ---------------------------------------------------------------- held closes
 
-TEST_F(route_table_test, a_failure_waits_for_the_replies_to_what_was_sent_before_it) {
+TEST_F(route_table_test, a_close_waits_for_the_replies_to_what_was_sent_before_it) {
   auto& w = worker("w1");
   auto& c = open(1);
-  EXPECT_FALSE(table().hold_failure(c));  // nothing on its way
+  EXPECT_FALSE(table().hold_close(c));  // nothing on its way
   message(c, "a");
   message(c, "b");
-  ASSERT_TRUE(table().hold_failure(c));
+  ASSERT_TRUE(table().hold_close(c));
   w.ack(1);
-  EXPECT_EQ(c.failures_completed, 0);
+  EXPECT_EQ(c.closes_released, 0);
   w.ack(2);
-  EXPECT_EQ(c.failures_completed, 1);
+  EXPECT_EQ(c.closes_released, 1);
 }
 
-TEST_F(route_table_test, an_acknowledged_message_holds_no_failure) {
+TEST_F(route_table_test, an_acknowledged_message_holds_no_close) {
   auto& w = worker("w1");
   auto& c = open(1);
   message(c, "a");
   w.ack(1);
-  EXPECT_FALSE(table().hold_failure(c));
+  EXPECT_FALSE(table().hold_close(c));
 }
 
 // ---------------------------------------------------------------- failover
@@ -413,12 +413,12 @@ TEST_F(failover_test, a_hung_worker_cut_off_frees_its_paused_clients_and_replays
   EXPECT_TRUE(table().can_read(*on_a_));
 }
 
-TEST_F(failover_test, a_held_failure_is_released_when_its_worker_dies) {
+TEST_F(failover_test, a_held_close_is_released_when_its_worker_dies) {
   message(*on_a_, "x");
-  ASSERT_TRUE(table().hold_failure(*on_a_));
+  ASSERT_TRUE(table().hold_close(*on_a_));
   const std::size_t closed_on_b = b_->of(pb::Envelope::kClosed).size();
   a_->close("killed");
-  EXPECT_EQ(on_a_->failures_completed, 1);
+  EXPECT_EQ(on_a_->closes_released, 1);
   EXPECT_FALSE(on_a_->is_open());
   // It closed: nothing about it is announced or replayed anywhere.
   EXPECT_EQ(serving(on_a_->id(), {b_}), nullptr);
