@@ -120,6 +120,10 @@ class app {
   virtual void on_close(connection&, std::uint16_t /*code*/) {}
   // A broker delivery for a room this worker subscribed to.
   virtual void on_room_message(std::string_view /*room*/, std::string_view /*payload*/) {}
+  // A message for `room` from the gateway's HTTP publish API (POST
+  // /api/publish), to an app mounted at "/rooms": `data` is the raw JSON
+  // value the caller sent. The app decides what members receive.
+  virtual void on_api_publish(std::string_view /*room*/, std::string_view /*data*/) {}
 
  protected:
   // Qualified: GCC rejects a member named like the type it returns

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json/json_scan.hpp"
-#include "common/json/rooms_text.hpp"
+#include "common/json/json_text.hpp"
 
 namespace fg::gateway::admin {
 
@@ -43,16 +43,11 @@ bool parse_message(std::string_view raw, const std::string& where, std::vector<r
     error = where + "missing \"data\" (any JSON value)";
     return false;
   }
-  std::string delivery = room_delivery(room, data_raw);
-  out.push_back({std::move(room), std::move(delivery)});
+  out.push_back({std::move(room), std::string(data_raw)});
   return true;
 }
 
 }  // namespace
-
-std::string room_delivery(std::string_view room, std::string_view raw_data) {
-  return json::room_delivery(room, raw_data);
-}
 
 std::string error_body(std::string_view message) { return json::error_object(message); }
 

@@ -3,9 +3,9 @@
 //   {"room":R,"data":V}                                   one message
 //   {"messages":[{"room":R,"data":V}, ...]}               a batch, in order
 //
-// Each message becomes the delivery text {"room":R,"data":V} that /rooms
-// members receive from a WebSocket publish: R re-serialized after decoding
-// (so "r" and "\u0072" are one room), V the exact bytes the caller sent.
+// Each message is handed to the /rooms app as room R (decoded, so "r" and
+// "\u0072" are one room) and V (the exact bytes the caller sent); the app
+// builds what members receive, as for a WebSocket publish.
 // Room names follow /rooms: a non-empty string of at most 256 bytes. A
 // batch is all or nothing: one bad message rejects the request.
 #pragma once
@@ -27,10 +27,6 @@ struct publish_parse_result {
 };
 
 publish_parse_result parse_publish_request(std::string_view body);
-
-// {"room":<room as a JSON string>,"data":<raw_data>}, byte for byte what
-// worker/apps/rooms_protocol.cpp builds.
-std::string room_delivery(std::string_view room, std::string_view raw_data);
 
 // {"error":"..."}
 std::string error_body(std::string_view message);

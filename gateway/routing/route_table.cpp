@@ -329,15 +329,18 @@ void route_table::ping_links() {
 }
 
 bool route_table::publish_to_rooms(std::span<const room_message> messages) {
-  if (live_workers() == 0) return false;
+  const auto eligible = [&](int i) { return workers_[i]->registered && workers_[i]->serves(publish_api_path); };
+  if (std::none_of(workers_.begin(), workers_.end(),
+                   [&](const auto& w) { return w->registered && w->serves(publish_api_path); }))
+    return false;
   pb::Envelope e;
+  auto* p = e.mutable_api_publish();
+  p->set_path(std::string(publish_api_path));
   for (const auto& m : messages) {
     const int best = rendezvous_pick(
-        hash64(m.room), static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; },
-        [&](int i) { return workers_[i]->registered; });
-    auto* p = e.mutable_broker_publish();
+        hash64(m.room), static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; }, eligible);
     p->set_room(m.room);
-    p->set_payload(m.delivery);
+    p->set_data(m.data);
     workers_[static_cast<std::size_t>(best)]->link->send(e);
   }
   return true;

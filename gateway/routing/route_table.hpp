@@ -31,12 +31,15 @@
 
 namespace fg::gateway {
 
-// A message for every member of a room, handed to a worker's broker (the
-// admin publish API).
+// A message for every member of a room, from the admin publish API.
 struct room_message {
   std::string room;
-  std::string delivery;  // the exact text each member receives: {"room":R,"data":V}
+  std::string data;  // the raw JSON value, as the caller sent it
 };
+
+// Where the publish API's messages go: the app mounted here builds what
+// members receive.
+inline constexpr std::string_view publish_api_path = "/rooms";
 
 // Who this table is, for Welcome and connection announcements.
 struct route_table_identity {
@@ -74,9 +77,10 @@ class route_table : public message_sink, public link_events {
   void ping_links();
 
   // Admin entry points, on thread 0 only (its links reach every worker).
-  // Each message goes as BrokerPublish on the link of the live worker that
-  // its room name hashes to, so one room's publishes keep their order. With
-  // no live worker nothing is sent and false is returned.
+  // Each message goes as ApiPublish on the link of the live worker serving
+  // publish_api_path that its room name hashes to, so one room's publishes
+  // keep their order. With no such worker nothing is sent and false is
+  // returned.
   bool publish_to_rooms(std::span<const room_message> messages);
   [[nodiscard]] std::size_t live_workers() const noexcept;
 

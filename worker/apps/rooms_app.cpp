@@ -47,6 +47,10 @@ void rooms_app::on_close(connection& c, std::uint16_t) {
   for (const auto& room : c.state().rooms) remove_member(room, c.id());
 }
 
+void rooms_app::on_api_publish(std::string_view room, std::string_view data) {
+  api().rooms().publish(room, rooms_delivery(room, data));
+}
+
 void rooms_app::on_room_message(std::string_view room, std::string_view payload) {
   const auto it = members_.find(room);
   if (it == members_.end()) return;

@@ -34,6 +34,8 @@ class rooms_app final : public app {
   void on_message(connection& c, message m) override;
   void on_close(connection& c, std::uint16_t code) override;
   void on_room_message(std::string_view room, std::string_view payload) override;
+  // The publish API's message: delivered exactly like a client's publish.
+  void on_api_publish(std::string_view room, std::string_view data) override;
 
   // Local members of `room` (0 when this worker has none).
   [[nodiscard]] std::size_t local_members(std::string_view room) const;

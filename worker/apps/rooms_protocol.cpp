@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json/json_scan.hpp"
-#include "common/json/rooms_text.hpp"
+#include "common/json/json_text.hpp"
 
 namespace fg::worker {
 
@@ -56,7 +56,15 @@ rooms_parse_result parse_rooms_request(std::string_view text) {
 }
 
 std::string rooms_delivery(std::string_view room, std::string_view raw_data) {
-  return json::room_delivery(room, raw_data);
+  const std::string quoted_room = json::quote(room);
+  std::string out;
+  out.reserve(quoted_room.size() + raw_data.size() + 18);
+  out += "{\"room\":";
+  out += quoted_room;
+  out += ",\"data\":";
+  out += raw_data;
+  out += '}';
+  return out;
 }
 
 std::string rooms_error(std::string_view message) { return json::error_object(message); }

@@ -108,11 +108,7 @@ void dispatcher::on_envelope(std::uint32_t link, const pb::Envelope& e) {
     case pb::Envelope::kBrokerDeliver:
       if (hub_ != nullptr) hub_->on_hub_deliver(e.broker_deliver().room(), e.broker_deliver().payload());
       break;
-    case pb::Envelope::kBrokerPublish:
-      // The gateway asks us to publish (its HTTP publish API): through our
-      // broker, like an app would; the hub broker relays it back to the hub.
-      if (broker_ != nullptr) broker_->publish(e.broker_publish().room(), e.broker_publish().payload());
-      break;
+    case pb::Envelope::kApiPublish: on_api_publish(e.api_publish()); break;
     case pb::Envelope::kPong: break;  // we send no pings yet; harmless
     default:
       // A gateway never sends these to a worker; ignoring keeps the link
@@ -271,6 +267,22 @@ void dispatcher::queue_close(std::uint32_t link, conn_id c, std::uint16_t code, 
   m->set_code(code);
   m->set_reason(reason.data(), reason.size());
   out_.queue(link, close_env_);
+}
+
+void dispatcher::on_api_publish(const pb::ApiPublish& p) {
+  app* handler = apps_.find(p.path());
+  if (handler == nullptr) {
+    // The gateway only picks workers serving the path: a stale view at worst.
+    ++stats_.unexpected_envelopes;
+    log_->warn("publish API message for {} dropped: no app is mounted there", p.path());
+    return;
+  }
+  try {
+    handler->on_api_publish(p.room(), p.data());
+  } catch (const std::exception& ex) {
+    ++stats_.app_errors;
+    log_->error("app {} failed on a publish API message for room {}: {}", p.path(), p.room(), ex.what());
+  }
 }
 
 void dispatcher::deliver_room_message(std::string_view room, std::string_view payload) {

@@ -97,6 +97,7 @@ class dispatcher final : public api {
   void on_opened(std::uint32_t link, const framegate::link::ConnectionOpened& m);
   void on_message(std::uint32_t link, const framegate::link::Message& m);
   void on_closed(const framegate::link::ConnectionClosed& m);
+  void on_api_publish(const framegate::link::ApiPublish& p);
   void forget(conn_id id, std::uint16_t code);
   void queue_send(std::uint32_t link, std::span<const conn_id> to, message_kind kind, std::string_view payload);
   void queue_close(std::uint32_t link, conn_id c, std::uint16_t code, std::string_view reason);

@@ -503,19 +503,24 @@ TEST_F(route_table_test, other_threads_run_no_hub) {
   EXPECT_EQ(a.of(pb::Envelope::kWelcome)[0].welcome().link_index(), 1u);
 }
 
-TEST_F(route_table_test, publish_to_rooms_sends_each_room_to_one_worker_by_its_name) {
+TEST_F(route_table_test, publish_to_rooms_sends_each_room_to_one_rooms_worker_by_its_name) {
+  EXPECT_FALSE(table().publish_to_rooms(std::vector<room_message>{{"lobby", "{}"}}));
+  auto& echo_only = worker("w0", {"/echo"});
   EXPECT_FALSE(table().publish_to_rooms(std::vector<room_message>{{"lobby", "{}"}}));
   auto& a = worker("w1");
   auto& b = worker("w2");
   const std::vector<room_message> batch{{"lobby", "1"}, {"lobby", "2"}, {"kitchen", "3"}, {"lobby", "4"}};
   EXPECT_TRUE(table().publish_to_rooms(batch));
+  EXPECT_TRUE(echo_only.of(pb::Envelope::kApiPublish).empty());
   for (const fake_link* l : {&a, &b}) {
     std::vector<std::string> lobby;
-    for (const auto& e : l->of(pb::Envelope::kBrokerPublish))
-      if (e.broker_publish().room() == "lobby") lobby.push_back(e.broker_publish().payload());
+    for (const auto& e : l->of(pb::Envelope::kApiPublish)) {
+      EXPECT_EQ(e.api_publish().path(), "/rooms");
+      if (e.api_publish().room() == "lobby") lobby.push_back(e.api_publish().data());
+    }
     EXPECT_TRUE(lobby.empty() || lobby == (std::vector<std::string>{"1", "2", "4"}));
   }
-  EXPECT_EQ(a.of(pb::Envelope::kBrokerPublish).size() + b.of(pb::Envelope::kBrokerPublish).size(), 4u);
+  EXPECT_EQ(a.of(pb::Envelope::kApiPublish).size() + b.of(pb::Envelope::kApiPublish).size(), 4u);
 }
 
 // ---------------------------------------------------------------- metrics and shutdown

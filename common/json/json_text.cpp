@@ -1,4 +1,4 @@
-#include "common/json/rooms_text.hpp"
+#include "common/json/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -6,18 +6,6 @@ namespace fg::json {
 
 std::string quote(std::string_view text) {
   return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string room_delivery(std::string_view room, std::string_view raw_data) {
-  const std::string quoted_room = quote(room);
-  std::string out;
-  out.reserve(quoted_room.size() + raw_data.size() + 18);
-  out += "{\"room\":";
-  out += quoted_room;
-  out += ",\"data\":";
-  out += raw_data;
-  out += '}';
-  return out;
 }
 
 std::string error_object(std::string_view message) { return "{\"error\":" + quote(message) + "}"; }

@@ -1,7 +1,6 @@
-// The texts of the rooms protocol that both processes produce: a member's
-// delivery `{"room":R,"data":V}` (V forwarded as the exact bytes received,
-// whether a client published it over /rooms or a backend over the gateway's
-// publish API) and `{"error":"..."}` answers.
+// Small JSON texts both processes answer with: quoted strings, error
+// objects `{"error":"..."}` (the /rooms app's and the admin API's) and the
+// one-line reason a text is not JSON.
 #pragma once
 
 #include <string>
@@ -12,9 +11,6 @@ namespace fg::json {
 // A JSON string of arbitrary bytes; invalid UTF-8 (possible only when the
 // gateway skips validation) becomes U+FFFD instead of an exception.
 std::string quote(std::string_view text);
-
-// `{"room":<R quoted>,"data":<raw_data as is>}`
-std::string room_delivery(std::string_view room, std::string_view raw_data);
 
 // `{"error":<message quoted>}`
 std::string error_object(std::string_view message);
