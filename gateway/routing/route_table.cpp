@@ -384,6 +384,7 @@ void route_table::fail_over(const worker& lost, std::span<const std::uint64_t> o
   // Move every connection of the lost worker, announce it as resumed, then
   // replay what the lost worker never acknowledged, in order.
   std::size_t moved = 0;
+  std::size_t replayed = 0;
   for (const std::uint64_t id : orphans) {
     const auto it = routes_.find(id);
     if (it == routes_.end()) continue;
@@ -406,6 +407,7 @@ void route_table::fail_over(const worker& lost, std::span<const std::uint64_t> o
     auto& r = *it->second;
     if (!r.to->takes(payload.size())) return refuse_too_big(r);
     ++counters_.messages_replayed;
+    ++replayed;
     forward(r, conn_id, binary, payload);
   });
   for (const std::uint64_t id : lost.paused)
@@ -413,7 +415,7 @@ void route_table::fail_over(const worker& lost, std::span<const std::uint64_t> o
   flush_clients_();
   if (!orphans.empty())
     component_logger("gateway")->warn("worker '{}' lost: moved {} connection(s), replayed {} message(s)", lost.id,
-                                      moved, lost.unacked.count());
+                                      moved, replayed);
 }
 
 }  // namespace fg::gateway

@@ -22,14 +22,22 @@ pb::Envelope api_publish(std::string path, std::string room, std::string data) {
   return e;
 }
 
-TEST(DispatcherApiPublish, TheRoomsAppPublishesTheDeliveryThroughTheBroker) {
-  app_registry apps;
-  apps.mount("/rooms", std::make_unique<rooms_app>());
+// A dispatcher with the rooms app at /rooms and a recording broker.
+class DispatcherApiPublish : public ::testing::Test {
+ protected:
+  DispatcherApiPublish() { d.set_broker(broker, nullptr); }
+  static app_registry rooms_only() {
+    app_registry r;
+    r.mount("/rooms", std::make_unique<rooms_app>());
+    return r;
+  }
+  app_registry apps = rooms_only();  // mounted before the dispatcher attaches the apps
   fakes::fake_link_output out;
   fakes::fake_broker broker;
-  dispatcher d("w1", apps, out, fg::component_logger("worker-test"));
-  d.set_broker(broker, nullptr);
+  dispatcher d{"w1", apps, out, fg::component_logger("worker-test")};
+};
 
+TEST_F(DispatcherApiPublish, TheRoomsAppPublishesTheDeliveryThroughTheBroker) {
   d.on_envelope(1, api_publish("/rooms", "lobby \"east\"", "{\"n\": 1}"));
   d.end_batch(1);
 
@@ -40,14 +48,7 @@ TEST(DispatcherApiPublish, TheRoomsAppPublishesTheDeliveryThroughTheBroker) {
   EXPECT_TRUE(out.log.empty()) << "nothing to acknowledge: an ApiPublish has no seq";
 }
 
-TEST(DispatcherApiPublish, APathWithNoAppIsDroppedAndCounted) {
-  app_registry apps;
-  apps.mount("/rooms", std::make_unique<rooms_app>());
-  fakes::fake_link_output out;
-  fakes::fake_broker broker;
-  dispatcher d("w1", apps, out, fg::component_logger("worker-test"));
-  d.set_broker(broker, nullptr);
-
+TEST_F(DispatcherApiPublish, APathWithNoAppIsDroppedAndCounted) {
   d.on_envelope(1, api_publish("/elsewhere", "lobby", "1"));
   EXPECT_TRUE(broker.published.empty());
   EXPECT_EQ(d.stats().unexpected_envelopes, 1u);

@@ -259,19 +259,16 @@ TEST_F(route_table_test, a_worker_closes_a_connection_and_hears_it_closed) {
   w.deliver(e);
   EXPECT_EQ(c.close_code, 4000);
   EXPECT_EQ(c.close_reason, "bye");
+  open(6).client_closes(1001);
+  // Both are reported, with their code and who closed.
   const auto closed = w.of(pb::Envelope::kClosed);
-  ASSERT_EQ(closed.size(), 1u);
+  ASSERT_EQ(closed.size(), 2u);
   EXPECT_EQ(closed[0].closed().conn_id(), 5u);
+  EXPECT_EQ(closed[0].closed().code(), 4000u);
   EXPECT_EQ(closed[0].closed().closer(), pb::CLOSER_SERVER);
-}
-
-TEST_F(route_table_test, a_client_close_is_reported_with_its_code_and_closer) {
-  auto& w = worker("w1");
-  open(5).client_closes(1001);
-  const auto closed = w.of(pb::Envelope::kClosed);
-  ASSERT_EQ(closed.size(), 1u);
-  EXPECT_EQ(closed[0].closed().code(), 1001u);
-  EXPECT_EQ(closed[0].closed().closer(), pb::CLOSER_CLIENT);
+  EXPECT_EQ(closed[1].closed().conn_id(), 6u);
+  EXPECT_EQ(closed[1].closed().code(), 1001u);
+  EXPECT_EQ(closed[1].closed().closer(), pb::CLOSER_CLIENT);
 }
 
 // ---------------------------------------------------------------- credits
