@@ -35,6 +35,11 @@ pb::Closer closer_of(close_origin origin) {
 }
 }  // namespace
 
+std::uint32_t max_worker_envelope(const gateway_config& config) {
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(config.reader.limits.max_message_size + 64 * 1024, 1u << 30));
+}
+
 bool route_table::worker::serves(std::string_view path) const {
   return std::find(paths.begin(), paths.end(), path) != paths.end();
 }
@@ -290,6 +295,8 @@ void route_table::on_register(worker& w, const pb::Register& r) {
   welcome->set_link_index(identity_.thread_index);
   welcome->set_link_count(config_.threads);
   welcome->set_credit_window(config_.credit_window);
+  welcome->set_max_message_size(config_.reader.limits.max_message_size);
+  welcome->set_max_envelope(max_worker_envelope(config_));
   w.link->send(e);
   if (identity_.thread_index != 0) return;  // one line per worker, not one per link
   auto log = component_logger("gateway");

@@ -41,6 +41,10 @@ struct room_message {
 // members receive.
 inline constexpr std::string_view publish_api_path = "/rooms";
 
+// The largest envelope a worker may send this gateway: a client-sized
+// message plus its envelope (told to workers in Welcome).
+std::uint32_t max_worker_envelope(const gateway_config& config);
+
 // Who this table is, for Welcome and connection announcements.
 struct route_table_identity {
   std::string gateway_id;

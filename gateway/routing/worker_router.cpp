@@ -7,14 +7,6 @@
 
 namespace fg::gateway {
 
-namespace {
-// Workers send at most a client-sized message plus its envelope.
-std::uint32_t max_worker_envelope(const gateway_config& config) {
-  return static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(config.reader.limits.max_message_size + 64 * 1024, 1u << 30));
-}
-}  // namespace
-
 worker_router::worker_router(io_thread& home)
     : route_table(home.config(), {home.shared().gateway_id, home.index()}, home.compressor(),
                   [&home] { home.uncork(); }),

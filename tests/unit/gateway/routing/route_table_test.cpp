@@ -94,6 +94,8 @@ TEST_F(route_table_test, register_is_answered_with_welcome) {
   EXPECT_EQ(welcomes[0].welcome().link_index(), 0u);
   EXPECT_EQ(welcomes[0].welcome().link_count(), 2u);
   EXPECT_EQ(welcomes[0].welcome().credit_window(), 4u);
+  EXPECT_EQ(welcomes[0].welcome().max_message_size(), config_.reader.limits.max_message_size);
+  EXPECT_EQ(welcomes[0].welcome().max_envelope(), max_worker_envelope(config_));
   EXPECT_EQ(table().live_workers(), 1u);
 }
 
