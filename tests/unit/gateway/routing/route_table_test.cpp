@@ -429,7 +429,9 @@ TEST_F(failover_test, the_other_workers_connections_do_not_move) {
   EXPECT_EQ(table().counters().connections_moved, 1u);
   EXPECT_TRUE(on_b_->is_open());
   for (const auto& o : b_->opened()) {
-    if (o.conn_id() == on_b_->id()) EXPECT_FALSE(o.resumed());
+    if (o.conn_id() == on_b_->id()) {
+      EXPECT_FALSE(o.resumed());
+    }
   }
 }
 
