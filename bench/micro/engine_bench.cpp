@@ -66,13 +66,14 @@ void bm_parse_unmask_validate(benchmark::State& state) {
   ws::reader_options opt;
   opt.limits.max_message_size = 1 << 20;
   counting_handler h;
-  buffer_pool pool;
+  buffer_pool buffers;
+  ws::inflater_pool inflaters;
   for (auto _ : state) {
     state.PauseTiming();  // unmasking is in place: restore the masked bytes
     std::memcpy(work.data(), pristine.data(), pristine.size());
     state.ResumeTiming();
     ws::message_reader reader;
-    if (reader.feed(work, opt, pool, h) != ws::error::none) state.SkipWithError("parse error");
+    if (reader.feed(work, opt, {buffers, inflaters}, h) != ws::error::none) state.SkipWithError("parse error");
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * pristine.size()));
   state.counters["msgs/s"] =

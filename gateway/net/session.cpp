@@ -19,6 +19,7 @@
 #include "gateway/net/io_thread.hpp"
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/frame_writer.hpp"
+#include "gateway/ws/inflater.hpp"
 
 namespace fg::gateway {
 
@@ -40,6 +41,9 @@ struct handshake_state {
 namespace {
 bool due(std::uint32_t now, std::uint32_t deadline) { return static_cast<std::int32_t>(now - deadline) >= 0; }
 std::uint32_t ms(std::chrono::milliseconds d) { return static_cast<std::uint32_t>(d.count()); }
+// A connection never leaves its thread, so its reader always borrows from
+// the same pools.
+ws::reader_pools thread_pools() { return {buffer_pool::this_thread(), ws::inflater_pool::this_thread()}; }
 }  // namespace
 
 session::session(io_thread& home, tcp_socket socket)
@@ -238,7 +242,7 @@ void session::on_readable(error_code ec) {
 
 void session::consume(std::span<std::uint8_t> bytes) {
   if (phase_ != phase::open && phase_ != phase::closing) return;  // draining: discard until EOF
-  const ws::error e = reader_.feed(bytes, home_.config().reader, buffer_pool::this_thread(), *this);
+  const ws::error e = reader_.feed(bytes, home_.config().reader, thread_pools(), *this);
   if (e != ws::error::none && (phase_ == phase::open || phase_ == phase::closing)) fail(e);
 }
 
@@ -457,7 +461,7 @@ void session::go_away() {
 void session::finish() {
   if (phase_ == phase::draining || phase_ == phase::closed) return;
   phase_ = phase::draining;
-  reader_.release_buffers(buffer_pool::this_thread());
+  reader_.release_buffers(thread_pools());
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   // The FIN goes out once the backlog (and the cork) are written; see flush().
   if (!queue_.write_pending() && home_.corked_bytes(*this) == 0) shutdown_send();
@@ -477,7 +481,7 @@ void session::abort() {
   phase_ = phase::closed;
   // handshake_ stays: a pending HTTP read still writes into its buffer when it
   // completes with operation_aborted; the session's destructor frees it.
-  reader_.release_buffers(buffer_pool::this_thread());
+  reader_.release_buffers(thread_pools());
   home_.forget_cork(*this);
   error_code ec;
   socket_.close(ec);  // pending waits complete with operation_aborted and release the session

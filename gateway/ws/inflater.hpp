@@ -51,7 +51,7 @@ class inflater {
   bool ended_ = false;  // the message held a final block (BFINAL, §7.2.3.3): the rest of it is ignored
 };
 
-// The thread's free inflaters (32 KiB window, so they read any peer's data).
+// Free inflaters (32 KiB window, so they read any peer's data).
 class inflater_pool {
  public:
   std::unique_ptr<inflater> acquire();
@@ -59,6 +59,8 @@ class inflater_pool {
   void release(std::unique_ptr<inflater> i);
   [[nodiscard]] std::size_t pooled() const noexcept { return free_.size(); }
 
+  // The calling thread's pool, which the gateway's sessions pass to their
+  // readers.
   static inflater_pool& this_thread();
 
  private:

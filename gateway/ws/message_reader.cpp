@@ -8,11 +8,9 @@ namespace fg::ws {
 
 message_reader::message_reader() = default;
 
-// A pooled inflater goes back to its pool; buffers not given back with
-// release_buffers() are freed with the reader.
-message_reader::~message_reader() {
-  if (inflater_ && !client_takeover_) inflater_pool::this_thread().release(std::move(inflater_));
-}
+// Out of line for unique_ptr<inflater>. What was not given back with
+// release_buffers() is freed with the reader: it knows no pool of its own.
+message_reader::~message_reader() = default;
 
 // RFC 7692 §7.2.1: compressing incompressible data makes it larger: by
 // 0.03% with zlib's defaults, 4% at memLevel 1 or with a window smaller than
@@ -46,11 +44,10 @@ error message_reader::begin(const frame_header& f, const reader_options&) {
 }
 
 error message_reader::inflate_piece(std::span<const std::uint8_t> chunk, bool message_done, const reader_options& opt,
-                                    buffer_pool& pool) {
+                                    reader_pools pools) {
   if (!inflater_)
-    inflater_ =
-        client_takeover_ ? std::make_unique<inflater>(client_window_bits_) : inflater_pool::this_thread().acquire();
-  if (message_.capacity() == 0) message_ = pool.acquire();
+    inflater_ = client_takeover_ ? std::make_unique<inflater>(client_window_bits_) : pools.inflaters.acquire();
+  if (message_.capacity() == 0) message_ = pools.buffers.acquire();
   const std::size_t before = message_.size();
   // The inflated size counts against the limit as it is produced (a zip bomb ends here).
   const std::uint64_t limit = opt.limits.max_message_size;
@@ -65,9 +62,9 @@ error message_reader::inflate_piece(std::span<const std::uint8_t> chunk, bool me
   return error::none;
 }
 
-void message_reader::end_compressed_message(buffer_pool& pool) noexcept {
-  pool.release(std::move(message_));
-  if (!client_takeover_) inflater_pool::this_thread().release(std::move(inflater_));
+void message_reader::end_compressed_message(reader_pools pools) noexcept {
+  pools.buffers.release(std::move(message_));
+  if (!client_takeover_) pools.inflaters.release(std::move(inflater_));
 }
 
 error message_reader::parse_close(std::span<const std::uint8_t> payload, std::uint16_t& code,
@@ -85,11 +82,11 @@ error message_reader::parse_close(std::span<const std::uint8_t> payload, std::ui
   return error::none;
 }
 
-void message_reader::release_buffers(buffer_pool& pool) noexcept {
-  if (message_.capacity() != 0) pool.release(std::move(message_));
-  if (control_.capacity() != 0) pool.release(std::move(control_));
+void message_reader::release_buffers(reader_pools pools) noexcept {
+  if (message_.capacity() != 0) pools.buffers.release(std::move(message_));
+  if (control_.capacity() != 0) pools.buffers.release(std::move(control_));
   // A pooled inflater goes back reset; a connection's own one is freed.
-  if (inflater_ && !client_takeover_) inflater_pool::this_thread().release(std::move(inflater_));
+  if (inflater_ && !client_takeover_) pools.inflaters.release(std::move(inflater_));
   inflater_.reset();
 }
 

@@ -2,7 +2,7 @@
 //
 // Pure like the frame parser (no I/O). A message that arrives whole in one
 // read is handed on in place, without a copy; one that spans frames or
-// reads is gathered in a single buffer borrowed from the pool the caller
+// reads is gathered in a single buffer borrowed from the pools the caller
 // passes (the thread's, in the gateway) and returned as soon as the message
 // is delivered, so an idle connection holds no buffer. Text is validated as
 // it arrives, across fragments and reads, and fails at the first impossible
@@ -13,7 +13,7 @@
 // buffer, with the inflated size checked against the limit as it grows and
 // the inflated text validated; uncompressed messages take the same zero-copy
 // path as without the extension. Without client context takeover the
-// inflater is borrowed from the thread's pool for one message only.
+// inflater is borrowed from the caller's pools for one message only.
 //
 // MessageHandler contract:
 //   void on_message(opcode op, std::span<std::uint8_t> payload);  // text or binary
@@ -35,10 +35,19 @@
 namespace fg::ws {
 
 class inflater;
+class inflater_pool;
 
 struct reader_options {
   parser_limits limits{};
   bool validate_utf8 = true;
+};
+
+// Where a reader borrows from: message buffers, and inflaters for
+// compressed messages without client context takeover. The gateway passes
+// its I/O thread's pools; pass the same ones to every call on one reader.
+struct reader_pools {
+  buffer_pool& buffers;
+  inflater_pool& inflaters;
 };
 
 class message_reader {
@@ -52,11 +61,10 @@ class message_reader {
   void enable_deflate(const deflate_params& p) noexcept;
 
   // Feeds bytes just read; returns the first protocol error, if any.
-  // Buffers are borrowed from `pool` and given back to it; pass the same
-  // pool to every call.
+  // Buffers and inflaters are borrowed from `pools` and given back to them.
   template <class MessageHandler>
-  error feed(std::span<std::uint8_t> in, const reader_options& opt, buffer_pool& pool, MessageHandler& h) {
-    adapter<MessageHandler> a{*this, opt, pool, h};
+  error feed(std::span<std::uint8_t> in, const reader_options& opt, reader_pools pools, MessageHandler& h) {
+    adapter<MessageHandler> a{*this, opt, pools, h};
     if (!deflate_) return parser_.feed(in, opt.limits, a);
     parser_limits lim = opt.limits;
     lim.allow_rsv1 = true;  // RFC 7692 §6: RSV1 marks a compressed message
@@ -79,28 +87,28 @@ class message_reader {
   // Frames begun so far (for the frames-per-read histogram).
   [[nodiscard]] std::uint64_t frames_seen() const noexcept { return frames_seen_; }
 
-  // Gives borrowed buffers back to the pool (connection teardown); a reader
-  // destroyed without this frees them instead.
-  void release_buffers(buffer_pool& pool) noexcept;
+  // Gives borrowed buffers and inflater back to the pools (connection
+  // teardown); a reader destroyed without this frees them instead.
+  void release_buffers(reader_pools pools) noexcept;
 
  private:
   template <class MessageHandler>
   struct adapter {
     message_reader& r;
     const reader_options& opt;
-    buffer_pool& pool;
+    reader_pools pools;
     MessageHandler& h;
 
     error on_frame_begin(const frame_header& f) { return r.begin(f, opt); }
     error on_frame_data(std::span<std::uint8_t> chunk, bool frame_done) {
-      return r.data(chunk, frame_done, opt, pool, h);
+      return r.data(chunk, frame_done, opt, pools, h);
     }
   };
 
   error begin(const frame_header& f, const reader_options& opt);
 
   template <class MessageHandler>
-  error data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt, buffer_pool& pool,
+  error data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt, reader_pools pools,
              MessageHandler& h);
 
   template <class MessageHandler>
@@ -110,8 +118,8 @@ class message_reader {
 
   // A piece of a compressed message, inflated into message_.
   error inflate_piece(std::span<const std::uint8_t> chunk, bool message_done, const reader_options& opt,
-                      buffer_pool& pool);
-  void end_compressed_message(buffer_pool& pool) noexcept;
+                      reader_pools pools);
+  void end_compressed_message(reader_pools pools) noexcept;
 
   frame_parser parser_;
   byte_buffer message_;  // borrowed while a message spans frames or reads
@@ -129,27 +137,27 @@ class message_reader {
 };
 
 template <class MessageHandler>
-error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt, buffer_pool& pool,
-                           MessageHandler& h) {
+error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const reader_options& opt,
+                           reader_pools pools, MessageHandler& h) {
   const bool first_piece = !frame_started_;
   frame_started_ = !frame_done;
 
   if (is_control(frame_op_)) {
     if (first_piece && frame_done) return deliver_control(chunk, h);  // whole frame in this read
-    if (first_piece) control_ = pool.acquire();
+    if (first_piece) control_ = pools.buffers.acquire();
     control_.append(chunk);
     if (!frame_done) return error::none;
     error e = deliver_control(control_.span(), h);
-    pool.release(std::move(control_));
+    pools.buffers.release(std::move(control_));
     return e;
   }
 
   const bool message_done = frame_done && !parser_.in_message();
   if (compressed_) {
-    if (error e = inflate_piece(chunk, message_done, opt, pool); e != error::none) return e;
+    if (error e = inflate_piece(chunk, message_done, opt, pools); e != error::none) return e;
     if (message_done) {
       h.on_message(message_op_, message_.span());
-      end_compressed_message(pool);
+      end_compressed_message(pools);
     }
     return error::none;
   }
@@ -164,11 +172,11 @@ error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const
     h.on_message(message_op_, chunk);  // zero copy: straight from the read buffer
     return error::none;
   }
-  if (message_.capacity() == 0) message_ = pool.acquire();
+  if (message_.capacity() == 0) message_ = pools.buffers.acquire();
   message_.append(chunk);
   if (message_done) {
     h.on_message(message_op_, message_.span());
-    pool.release(std::move(message_));
+    pools.buffers.release(std::move(message_));
   }
   return error::none;
 }

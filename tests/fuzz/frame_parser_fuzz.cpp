@@ -11,6 +11,7 @@
 
 #include "common/buffer_pool.hpp"
 #include "common/utf8.hpp"
+#include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
 #include "tests/fuzz/checking_handler.hpp"
 #include "tests/fuzz/split_input.hpp"
@@ -36,14 +37,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   data += 2;
   size -= 2;
 
-  fg::buffer_pool pool;  // both readers borrow from it and give back at teardown, as a session does
+  // Both readers borrow from the same pools and give back at teardown, as a session does.
+  fg::buffer_pool buffers;
+  inflater_pool inflaters;
+  const reader_pools pools{buffers, inflaters};
   checking_handler whole_h{opt, {}};
   error whole_err;
   {
     message_reader r;
     std::vector<std::uint8_t> all(data, data + size);
-    whole_err = r.feed(all, opt, pool, whole_h);
-    r.release_buffers(pool);
+    whole_err = r.feed(all, opt, pools, whole_h);
+    r.release_buffers(pools);
   }
 
   checking_handler split_h{opt, {}};
@@ -51,15 +55,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   {
     message_reader r;
     for (auto& piece : fg::fuzz::split_input(seed, data, size)) {
-      split_err = r.feed(piece, opt, pool, split_h);
+      split_err = r.feed(piece, opt, pools, split_h);
       if (split_err != error::none) {
         // Sticky: a failed reader refuses everything after.
         std::vector<std::uint8_t> more{0x81, 0x80, 0, 0, 0, 0};
-        check(r.feed(more, opt, pool, split_h) == split_err);
+        check(r.feed(more, opt, pools, split_h) == split_err);
         break;
       }
     }
-    r.release_buffers(pool);
+    r.release_buffers(pools);
   }
   check(whole_err == split_err);
   check(whole_h.log == split_h.log);

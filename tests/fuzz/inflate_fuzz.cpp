@@ -22,6 +22,7 @@
 #include "common/buffer_pool.hpp"
 #include "common/utf8.hpp"
 #include "gateway/ws/deflater.hpp"
+#include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
 #include "tests/fuzz/checking_handler.hpp"
 #include "tests/fuzz/split_input.hpp"
@@ -40,15 +41,18 @@ void fuzz_frames(std::uint8_t seed, std::uint8_t flags, const deflate_params& p,
   opt.limits.max_fragments = 1u + ((flags >> 3) & 0x07) * 3;
   opt.validate_utf8 = (flags & 0x80) == 0;
 
-  fg::buffer_pool pool;  // both readers borrow from it and give back at teardown, as a session does
+  // Both readers borrow from the same pools and give back at teardown, as a session does.
+  fg::buffer_pool buffers;
+  inflater_pool inflaters;
+  const reader_pools pools{buffers, inflaters};
   checking_handler whole_h{opt, {}};
   error whole_err;
   {
     message_reader r;
     r.enable_deflate(p);
     std::vector<std::uint8_t> all(data, data + size);
-    whole_err = r.feed(all, opt, pool, whole_h);
-    r.release_buffers(pool);
+    whole_err = r.feed(all, opt, pools, whole_h);
+    r.release_buffers(pools);
   }
   checking_handler split_h{opt, {}};
   error split_err = error::none;
@@ -56,10 +60,10 @@ void fuzz_frames(std::uint8_t seed, std::uint8_t flags, const deflate_params& p,
     message_reader r;
     r.enable_deflate(p);
     for (auto& piece : fg::fuzz::split_input(seed, data, size)) {
-      split_err = r.feed(piece, opt, pool, split_h);
+      split_err = r.feed(piece, opt, pools, split_h);
       if (split_err != error::none) break;
     }
-    r.release_buffers(pool);
+    r.release_buffers(pools);
   }
   check(whole_err == split_err);
   check(whole_h.log == split_h.log);
@@ -142,10 +146,11 @@ void fuzz_round_trip(std::uint8_t seed, std::uint8_t flags, std::uint8_t more, c
     void on_pong(std::span<std::uint8_t>) {}
     void on_close(std::uint16_t, std::string_view) {}
   } h;
-  fg::buffer_pool pool;
+  fg::buffer_pool buffers;
+  inflater_pool inflaters;
   message_reader r;
   r.enable_deflate(p);
-  check(r.feed(wire, opt, pool, h) == error::none);
+  check(r.feed(wire, opt, {buffers, inflaters}, h) == error::none);
   check(h.got == messages);
 }
 

@@ -10,7 +10,6 @@
 
 namespace fg::worker {
 
-using fg::link::link_socket_path;
 using fg::link::parse_link_socket_name;
 
 struct link_socket {

@@ -8,21 +8,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
+#include "common/link/link_socket.hpp"
+
 namespace {
-
-using fg::worker::parse_link_socket_name;
-
-TEST(LinkDir, ParsesLinkSocketNames) {
-  EXPECT_EQ(parse_link_socket_name("link-0.sock"), 0u);
-  EXPECT_EQ(parse_link_socket_name("link-12.sock"), 12u);
-  EXPECT_FALSE(parse_link_socket_name("link-.sock"));
-  EXPECT_FALSE(parse_link_socket_name("link-01.sock"));
-  EXPECT_FALSE(parse_link_socket_name("link-1x.sock"));
-  EXPECT_FALSE(parse_link_socket_name("link-+1.sock"));
-  EXPECT_FALSE(parse_link_socket_name("link-1.sock.tmp"));
-  EXPECT_FALSE(parse_link_socket_name("xlink-1.sock"));
-  EXPECT_FALSE(parse_link_socket_name("link-99999999999.sock"));
-}
 
 TEST(LinkDir, FindsOnlySocketsSortedByIndex) {
   const auto dir = std::filesystem::temp_directory_path() / ("fgw-linkdir-" + std::to_string(::getpid()));
@@ -39,7 +27,7 @@ TEST(LinkDir, FindsOnlySocketsSortedByIndex) {
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].index, 0u);
   EXPECT_EQ(found[1].index, 2u);
-  EXPECT_EQ(found[1].path, fg::worker::link_socket_path(dir.native(), 2));
+  EXPECT_EQ(found[1].path, fg::link::link_socket_path(dir.native(), 2));
 
   EXPECT_TRUE(fg::worker::scan_link_dir((dir / "missing").native()).empty());
   std::filesystem::remove_all(dir);

@@ -15,6 +15,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/write.hpp>
 
+#include "common/link/link_socket.hpp"
 #include "common/logging.hpp"
 #include "worker/apps/echo_app.hpp"
 #include "worker/apps/rooms_app.hpp"
@@ -68,9 +69,9 @@ class fake_gateway {
     for (std::uint32_t i = 0; i < threads; ++i) listen(dir, i);
   }
   void listen(const std::filesystem::path& dir, std::uint32_t i) {
-    const auto path = dir / ("link-" + std::to_string(i) + ".sock");
+    const std::string path = fg::link::link_socket_path(dir.native(), i);
     std::filesystem::remove(path);
-    acceptors_.push_back(std::make_unique<proto::acceptor>(io_, proto::endpoint(path.native())));
+    acceptors_.push_back(std::make_unique<proto::acceptor>(io_, proto::endpoint(path)));
     accepted_.resize(acceptors_.size());
     accept(acceptors_.size() - 1);
   }

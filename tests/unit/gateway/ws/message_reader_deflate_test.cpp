@@ -22,6 +22,7 @@ using fg::ws::error;
 using fg::ws::inflater_pool;
 using fg::ws::message_reader;
 using fg::ws::reader_options;
+using fg::ws::reader_pools;
 
 constexpr std::uint8_t rsv1 = 0x40;
 
@@ -57,14 +58,24 @@ bytes compressed_frames(std::uint8_t op, const bytes& message, std::size_t fragm
   return out;
 }
 
+// A pool holding one inflater, so that borrowing shows as a drop in
+// pooled() (an empty pool would create one instead).
+inflater_pool primed_inflaters() {
+  inflater_pool pool;
+  pool.release(pool.acquire());
+  return pool;
+}
+
 struct reader_run {
   message_reader reader;
   recording_handler h;
   reader_options opt;
   buffer_pool pool;
+  inflater_pool inflaters = primed_inflaters();
   explicit reader_run(deflate_params p = negotiated()) { reader.enable_deflate(p); }
+  reader_pools pools() { return {pool, inflaters}; }
   error feed(const bytes& input, std::span<const std::size_t> cuts = {}) {
-    return feed_pieces(input, cuts, [&](std::span<std::uint8_t> piece) { return reader.feed(piece, opt, pool, h); });
+    return feed_pieces(input, cuts, [&](std::span<std::uint8_t> piece) { return reader.feed(piece, opt, pools(), h); });
   }
 };
 
@@ -100,7 +111,7 @@ TEST(message_reader_deflate, fragmented_compressed_message_with_controls_between
 TEST(message_reader_deflate, uncompressed_messages_stay_zero_copy) {
   reader_run r;
   bytes input = frame(op_text, "plain");
-  ASSERT_EQ(r.reader.feed(input, r.opt, r.pool, r.h), error::none);
+  ASSERT_EQ(r.reader.feed(input, r.opt, r.pools(), r.h), error::none);
   ASSERT_EQ(r.h.events, std::vector<event>{ev("text", "plain")});
   EXPECT_EQ(r.h.message_data[0], input.data() + 6);
   EXPECT_FALSE(r.reader.compressed());
@@ -132,7 +143,8 @@ TEST(message_reader_deflate, compressed_size_is_told_during_delivery) {
   h.reader = &reader;
   bytes input = concat({compressed_frames(op_text, message, 3), frame(op_text, "x")});
   buffer_pool pool;
-  ASSERT_EQ(reader.feed(input, {}, pool, h), error::none);
+  inflater_pool inflaters;
+  ASSERT_EQ(reader.feed(input, {}, {pool, inflaters}, h), error::none);
   EXPECT_EQ(h.wire, (std::vector<std::uint64_t>{c.size(), 0}));
 }
 
@@ -150,7 +162,8 @@ TEST(message_reader_deflate, rsv1_is_refused_without_negotiation) {
   recording_handler h;
   bytes input = compressed_frames(op_text, text_of(50));
   buffer_pool pool;
-  EXPECT_EQ(reader.feed(input, {}, pool, h), error::reserved_bits);
+  inflater_pool inflaters;
+  EXPECT_EQ(reader.feed(input, {}, {pool, inflaters}, h), error::reserved_bits);
 }
 
 TEST(message_reader_deflate, rsv1_on_a_continuation_or_control_frame) {
@@ -249,9 +262,8 @@ TEST(message_reader_deflate, client_context_takeover) {
 }
 
 TEST(message_reader_deflate, an_idle_connection_holds_no_inflater_or_buffer) {
-  auto& inflaters = inflater_pool::this_thread();
-  inflaters.release(inflaters.acquire());  // at least one pooled
   reader_run r;
+  auto& inflaters = r.inflaters;
   auto& buffers = r.pool;
   while (buffers.pooled() < 2) buffers.release(fg::byte_buffer(64));
   const std::size_t inflaters_before = inflaters.pooled(), buffers_before = buffers.pooled();
@@ -265,23 +277,54 @@ TEST(message_reader_deflate, an_idle_connection_holds_no_inflater_or_buffer) {
   EXPECT_TRUE(r.reader.idle());
   // A message left half-read is given back at teardown.
   ASSERT_EQ(r.feed(bytes(input.begin(), input.begin() + 30)), error::none);
-  r.reader.release_buffers(r.pool);
+  r.reader.release_buffers(r.pools());
   EXPECT_EQ(inflaters.pooled(), inflaters_before);
   EXPECT_EQ(buffers.pooled(), buffers_before);
 }
 
-TEST(message_reader_deflate, a_failed_message_gives_its_inflater_back) {
-  auto& inflaters = inflater_pool::this_thread();
-  inflaters.release(inflaters.acquire());
+TEST(message_reader_deflate, a_failed_message_gives_its_inflater_back_at_teardown) {
+  reader_run r;
+  const std::size_t before = r.inflaters.pooled();
+  EXPECT_EQ(r.feed(build_frame({.opcode = op_binary, .rsv = rsv1}, bytes{0xff, 0xff})), error::invalid_deflate_data);
+  EXPECT_EQ(r.inflaters.pooled(), before - 1) << "held until the connection is torn down";
+  r.reader.release_buffers(r.pools());
+  EXPECT_EQ(r.inflaters.pooled(), before);
+  // And the next reader on the pool gets a clean one.
+  message_reader next;
+  next.enable_deflate(negotiated());
+  const bytes message = text_of(10);
+  bytes input = compressed_frames(op_text, message);
+  ASSERT_EQ(next.feed(input, r.opt, r.pools(), r.h), error::none);
+  EXPECT_EQ(r.h.events, (std::vector<event>{{"text", message}}));
+}
+
+TEST(message_reader_deflate, a_reader_destroyed_without_release_frees_its_inflater) {
+  buffer_pool buffers;
+  inflater_pool inflaters = primed_inflaters();
   const std::size_t before = inflaters.pooled();
   {
-    reader_run r;
-    EXPECT_EQ(r.feed(build_frame({.opcode = op_binary, .rsv = rsv1}, bytes{0xff, 0xff})), error::invalid_deflate_data);
+    message_reader r;
+    r.enable_deflate(negotiated());
+    recording_handler h;
+    bytes input = compressed_frames(op_text, text_of(1000), 2);
+    input.resize(30);  // the message is left half-read
+    ASSERT_EQ(r.feed(input, {}, {buffers, inflaters}, h), error::none);
+    EXPECT_EQ(inflaters.pooled(), before - 1);
   }
-  EXPECT_EQ(inflaters.pooled(), before);
-  // And the next user gets a clean one.
-  reader_run next;
-  ASSERT_EQ(next.feed(compressed_frames(op_text, text_of(10))), error::none);
+  EXPECT_EQ(inflaters.pooled(), before - 1) << "the reader does not reach a pool on its own";
+}
+
+TEST(message_reader_deflate, borrows_only_from_the_pools_it_is_given) {
+  auto& thread_inflaters = inflater_pool::this_thread();
+  thread_inflaters.release(thread_inflaters.acquire());
+  const std::size_t thread_before = thread_inflaters.pooled();
+  reader_run r;
+  const bytes input = compressed_frames(op_text, text_of(1000), 2);
+  ASSERT_EQ(r.feed(bytes(input.begin(), input.begin() + 30)), error::none);
+  EXPECT_EQ(thread_inflaters.pooled(), thread_before);
+  ASSERT_EQ(r.feed(bytes(input.begin() + 30, input.end())), error::none);
+  EXPECT_EQ(r.inflaters.pooled(), 1u) << "the inflater went back to the pool it came from";
+  EXPECT_EQ(thread_inflaters.pooled(), thread_before);
 }
 
 }  // namespace

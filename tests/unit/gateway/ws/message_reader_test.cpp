@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/buffer_pool.hpp"
+#include "gateway/ws/inflater.hpp"
 #include "tests/unit/support/message_events.hpp"
 #include "tests/unit/support/ws_frames.hpp"
 
@@ -20,6 +21,7 @@ FG_PRINT_CASES_BY_NAME()
 using namespace fg::test;
 using fg::buffer_pool;
 using fg::ws::error;
+using fg::ws::inflater_pool;
 using fg::ws::message_reader;
 using fg::ws::opcode;
 using fg::ws::reader_options;
@@ -41,7 +43,10 @@ read_result read_with(buffer_pool& pool, const bytes& input, std::span<const std
                       const reader_options& opt = {}) {
   message_reader r;
   recording_handler h;
-  const error e = feed_pieces(input, cuts, [&](std::span<std::uint8_t> piece) { return r.feed(piece, opt, pool, h); });
+  inflater_pool inflaters;  // without deflate, never used
+  const error e = feed_pieces(input, cuts, [&](std::span<std::uint8_t> piece) {
+    return r.feed(piece, opt, {pool, inflaters}, h);
+  });
   return {e, h.events};
 }
 
@@ -57,7 +62,9 @@ struct stepper {
   recording_handler h;
   reader_options opt;
   buffer_pool pool = primed_pool();
-  error feed(bytes b) { return reader.feed(b, opt, pool, h); }
+  inflater_pool inflaters;
+  error feed(bytes b) { return reader.feed(b, opt, {pool, inflaters}, h); }
+  void release() { reader.release_buffers({pool, inflaters}); }
 };
 
 // ---------------------------------------------------------------------------
@@ -67,7 +74,8 @@ TEST(message_reader, single_frame_message_is_delivered_in_place) {
   message_reader r;
   recording_handler h;
   buffer_pool pool;
-  ASSERT_EQ(r.feed(input, {}, pool, h), error::none);
+  inflater_pool inflaters;
+  ASSERT_EQ(r.feed(input, {}, {pool, inflaters}, h), error::none);
   ASSERT_EQ(h.events, std::vector<event>{ev("text", "hello")});
   // Zero copy: the span points at the payload inside the read buffer.
   EXPECT_EQ(h.message_data[0], input.data() + 6);
@@ -78,7 +86,8 @@ TEST(message_reader, several_whole_messages_in_one_read_are_each_in_place) {
   message_reader r;
   recording_handler h;
   buffer_pool pool;
-  ASSERT_EQ(r.feed(input, {}, pool, h), error::none);
+  inflater_pool inflaters;
+  ASSERT_EQ(r.feed(input, {}, {pool, inflaters}, h), error::none);
   ASSERT_EQ(h.message_data.size(), 2u);
   EXPECT_EQ(h.message_data[0], input.data() + 6);
   EXPECT_EQ(h.message_data[1], input.data() + 6 + 10 + 6);
@@ -161,7 +170,8 @@ TEST(message_reader_utf8, fails_within_a_frame_before_its_end_arrives) {
   recording_handler h;
   bytes first(input.begin(), input.begin() + 6 + 4);
   buffer_pool pool;
-  EXPECT_EQ(r.feed(first, {}, pool, h), error::invalid_utf8);
+  inflater_pool inflaters;
+  EXPECT_EQ(r.feed(first, {}, {pool, inflaters}, h), error::invalid_utf8);
 }
 
 TEST(message_reader_utf8, invalid_in_a_single_frame_rejected_in_every_split) {
@@ -337,20 +347,21 @@ TEST(message_reader_pool, failed_message_buffer_returned_on_release) {
   ASSERT_EQ(s.feed(frame(op_text, "ok", false)), error::none);
   ASSERT_EQ(s.feed(frame(op_cont, "\xFF")), error::invalid_utf8);
   EXPECT_EQ(s.pool.pooled(), before - 1);
-  s.reader.release_buffers(s.pool);
+  s.release();
   EXPECT_EQ(s.pool.pooled(), before);
-  s.reader.release_buffers(s.pool);  // twice is harmless
+  s.release();  // twice is harmless
   EXPECT_EQ(s.pool.pooled(), before);
 }
 
 TEST(message_reader_pool, a_reader_destroyed_without_release_frees_its_buffer) {
   buffer_pool pool = primed_pool();
+  inflater_pool inflaters;
   const std::size_t before = pool.pooled();
   {
     message_reader r;
     recording_handler h;
     bytes input = frame(op_binary, "ok", false);
-    ASSERT_EQ(r.feed(input, {}, pool, h), error::none);
+    ASSERT_EQ(r.feed(input, {}, {pool, inflaters}, h), error::none);
     EXPECT_EQ(pool.pooled(), before - 1);
   }
   EXPECT_EQ(pool.pooled(), before - 1) << "the reader does not reach a pool on its own";
