@@ -163,10 +163,17 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_CREDIT_BYTES")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 34));
-  double link_ping = 5;
+  double link_ping = 1;
   app.add_option("--link-ping", link_ping,
                  "Seconds between health pings of every worker link (their round trip is a metric; 0: none)")
       ->envname("FRAMEGATE_LINK_PING")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  double link_timeout = 3;
+  app.add_option("--link-timeout", link_timeout,
+                 "Seconds a worker link may stay silent (no pong, no envelope) before the worker is treated as "
+                 "dead: its connections move to the other workers (0: never; must exceed --link-ping)")
+      ->envname("FRAMEGATE_LINK_TIMEOUT")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
   auto* admin_opt =
@@ -199,6 +206,10 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     cfg.admin = parse_optional_host_port(admin, "--admin");
     cfg.admin_explicit = admin_opt->count() > 0;
     (void)parse_sticky_key_spec(cfg.sticky_key);
+    // A silence is only a sign of a hang if pings ask for an answer more often.
+    if (link_timeout > 0 && (link_ping <= 0 || link_ping >= link_timeout))
+      throw std::invalid_argument("--link-timeout (" + std::to_string(link_timeout) +
+                                  " s) needs --link-ping above 0 and below it (" + std::to_string(link_ping) + " s)");
   });
 
   if (cfg.threads == 0) cfg.threads = std::max(1u, std::thread::hardware_concurrency());
@@ -220,6 +231,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.idle_ping = seconds_to_ms(idle_ping);
   cfg.pong_timeout = seconds_to_ms(pong_timeout);
   cfg.link_ping = seconds_to_ms(link_ping);
+  cfg.link_timeout = seconds_to_ms(link_timeout);
   cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;
   deflate.server_takeover = takeover == "server" || takeover == "both";
   deflate.client_takeover = takeover == "client" || takeover == "both";

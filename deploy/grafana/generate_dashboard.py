@@ -159,6 +159,15 @@ ROWS = [
         Panel("Too big for the worker", "Client messages closed with 1009 because their worker's --max-envelope "
               "cannot carry them. Anything above zero: raise --max-envelope above --max-message-size.",
               [rate(f"{GW}messages_too_big_for_worker_total", legend="closed 1009")], "ops"),
+        Panel("Held closes", "Closes held until the worker acknowledged what the client sent before them "
+              "(`send(m); close()`, or a bad frame after good ones), and those released by --close-timeout "
+              "instead: timeouts mean a stuck or slow worker.",
+              [rate(f"{GW}held_closes_total", "reason", "held: {{reason}}"),
+               rate(f"{GW}held_close_timeouts_total", "reason", "timed out: {{reason}}")], "ops"),
+        Panel("Refused from workers", "Sends and closes a worker asked for that no client may receive (too big, "
+              "invalid UTF-8, a close code no endpoint may send): that connection is closed with 1011, the "
+              "link stays up. Anything above zero is a bug in an app.",
+              [rate(f"{GW}worker_envelopes_rejected_total", "reason", "{{reason}}")], "ops"),
     ]),
     Row("Workers", [
         Panel("Workers registered", "Workers each gateway has links to. A dip is a worker stopped or crashed: "
@@ -170,6 +179,10 @@ ROWS = [
         Panel("Links per worker", "Links up to each worker (the gateway's thread count when healthy, 0 once "
               "it is gone).",
               [total(f"{GW}worker_links", "worker", "{{worker}}")]),
+        Panel("Worker links cut", "Links the gateway closed itself: a worker silent past --link-timeout "
+              "(stopped, hung, or a handler blocking its loop) or not reading its link. Its connections "
+              "failed over; see the worker's own logs.",
+              [rate(f"{GW}worker_links_cut_total", "reason", "{{reason}}")], "ops"),
         Panel("Unacknowledged messages per worker", "Messages forwarded and not yet acknowledged: the credits "
               "in use. Pinned at --credit-window means the worker is saturated and its clients' reads are "
               "paused.",

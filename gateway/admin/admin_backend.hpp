@@ -19,9 +19,9 @@ class admin_backend {
   // How many workers are registered; SIZE_MAX when the gateway needs none
   // (--echo).
   virtual void count_workers(std::function<void(std::size_t)> done) = 0;
-  // Hands the messages to workers' brokers; done(false) when no worker is
-  // connected (nothing was sent).
-  virtual void publish(std::vector<room_message> messages, std::function<void(bool)> done) = 0;
+  // Hands the messages to the workers serving /rooms (all or nothing; see
+  // route_table::publish_to_rooms).
+  virtual void publish(std::vector<room_message> messages, std::function<void(route_table::publish_result)> done) = 0;
   // A snapshot of every I/O thread's counters (taken on each thread).
   virtual void collect(std::function<void(std::vector<thread_snapshot>)> done) = 0;
 };

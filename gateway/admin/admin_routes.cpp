@@ -99,8 +99,19 @@ void admin_routes::handle_publish(const request& req, std::function<void(respons
   if (!parsed.error.empty()) return done(json_error(http::status::bad_request, version, parsed.error));
   const std::size_t count = parsed.messages.size();
   if (count == 0) return done(make_response(http::status::ok, version, "{\"published\":0}", json_type));
-  backend_.publish(std::move(parsed.messages), [version, count, done = std::move(done)](bool sent) {
-    if (!sent) return done(json_error(http::status::service_unavailable, version, "no worker is connected"));
+  using result = route_table::publish_result;
+  backend_.publish(std::move(parsed.messages), [version, count, done = std::move(done)](result outcome) {
+    switch (outcome) {
+      case result::sent: break;
+      case result::no_worker:
+        return done(json_error(http::status::service_unavailable, version, "no worker serving /rooms is connected"));
+      case result::busy: {
+        // The worker's link is full: nothing was sent; a retry after a moment may pass.
+        auto res = json_error(http::status::service_unavailable, version, "the worker is busy, try again");
+        res.set(http::field::retry_after, "1");
+        return done(std::move(res));
+      }
+    }
     done(make_response(http::status::ok, version, "{\"published\":" + std::to_string(count) + "}", json_type));
   });
 }

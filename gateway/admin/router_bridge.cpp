@@ -30,13 +30,15 @@ void router_bridge::count_workers(std::function<void(std::size_t)> done) {
   ask([](route_table& r) { return r.live_workers(); }, std::move(done));
 }
 
-void router_bridge::publish(std::vector<room_message> messages, std::function<void(bool)> done) {
+void router_bridge::publish(std::vector<room_message> messages, std::function<void(route_table::publish_result)> done) {
+  using result = route_table::publish_result;
   if (router_ == nullptr) {
-    asio::post(admin_io_, [done = std::move(done)] { done(false); });
+    asio::post(admin_io_, [done = std::move(done)] { done(result::no_worker); });
     return;
   }
-  ask([messages = std::move(messages)](route_table& r) -> std::size_t { return r.publish_to_rooms(messages); },
-      [done = std::move(done)](std::size_t sent) { done(sent != 0); });
+  ask([messages =
+           std::move(messages)](route_table& r) { return static_cast<std::size_t>(r.publish_to_rooms(messages)); },
+      [done = std::move(done)](std::size_t outcome) { done(static_cast<result>(outcome)); });
 }
 
 void router_bridge::ask(std::function<std::size_t(route_table&)> work, std::function<void(std::size_t)> done) {

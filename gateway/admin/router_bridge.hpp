@@ -36,7 +36,7 @@ class router_bridge final : public admin_backend {
   router_bridge& operator=(const router_bridge&) = delete;
 
   void count_workers(std::function<void(std::size_t)> done) override;
-  void publish(std::vector<room_message> messages, std::function<void(bool)> done) override;
+  void publish(std::vector<room_message> messages, std::function<void(route_table::publish_result)> done) override;
   void collect(std::function<void(std::vector<thread_snapshot>)> done) override;
 
  private:

@@ -149,6 +149,18 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
   out.histogram("framegate_gateway_worker_link_rtt_seconds", "Link ping round trip to workers.", r.link_rtt_ns, ns);
   out.counter("framegate_gateway_failovers_total", "Connections moved to another worker after theirs died.",
               static_cast<double>(r.connections_moved));
+  auto rejected = out.family("framegate_gateway_worker_envelopes_rejected_total",
+                             "Sends and closes from a worker refused for one connection (closed with 1011; the link "
+                             "stays up), by reason.",
+                             metric_kind::counter);
+  for (std::size_t i = 0; i < worker_rejections.size(); ++i)
+    rejected.add(static_cast<double>(r.worker_rejected[i]), {{"reason", worker_rejections[i]}});
+  auto cut = out.family("framegate_gateway_worker_links_cut_total",
+                        "Worker links the gateway closed itself: silent past --link-timeout, or not reading its "
+                        "output (its connections fail over).",
+                        metric_kind::counter);
+  for (std::size_t i = 0; i < link_cutoffs.size(); ++i)
+    cut.add(static_cast<double>(r.links_cut[i]), {{"reason", link_cutoffs[i]}});
   out.counter("framegate_gateway_messages_too_big_for_worker_total",
               "Client messages closed with 1009 because their worker's --max-envelope cannot carry them.",
               static_cast<double>(r.too_big_for_worker));

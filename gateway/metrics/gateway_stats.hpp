@@ -85,6 +85,15 @@ struct thread_counters {
   void add(const thread_counters& o);
 };
 
+// Why the gateway refused what a worker sent for a connection (the
+// connection is closed with 1011, the link stays up), as an index.
+inline constexpr std::array<const char*, 3> worker_rejections{"too_big", "invalid_utf8", "bad_close_code"};
+enum class worker_rejection : std::uint8_t { too_big, invalid_utf8, bad_close_code };
+
+// Why the gateway cut a worker's link off, as an index.
+inline constexpr std::array<const char*, 2> link_cutoffs{"timeout", "backlog"};
+enum class link_cutoff : std::uint8_t { timeout, backlog };
+
 // What the routing layer of one thread counts (worker mode).
 struct routing_counters {
   std::uint64_t refused_no_worker = 0;     // 503
@@ -94,6 +103,8 @@ struct routing_counters {
   std::uint64_t credit_pauses = 0;
   std::uint64_t closed_no_worker = 0;    // 1013 after a failover found no worker
   std::uint64_t too_big_for_worker = 0;  // 1009: the worker's --max-envelope cannot carry the message
+  std::array<std::uint64_t, worker_rejections.size()> worker_rejected{};  // by worker_rejection
+  std::array<std::uint64_t, link_cutoffs.size()> links_cut{};             // by link_cutoff
   metrics::histogram roundtrip_ns{metrics::buckets::latency_ns};
   metrics::histogram link_rtt_ns{metrics::buckets::latency_ns};
   metrics::histogram envelopes_per_write{metrics::buckets::count};

@@ -6,6 +6,7 @@
 // Thread-safety: everything belongs to one gateway I/O thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -25,6 +26,8 @@ class link_port {
                             std::uint64_t seq) = 0;
   // Closes the link; link_events::on_link_lost follows before this returns.
   virtual void close(std::string_view why) = 0;
+  // Bytes queued or being written that the worker has not taken yet.
+  [[nodiscard]] virtual std::size_t pending_bytes() const noexcept = 0;
 };
 
 // What links report, in the order they happen.

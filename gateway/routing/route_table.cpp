@@ -5,6 +5,7 @@
 
 #include "common/hashing.hpp"
 #include "common/logging.hpp"
+#include "common/utf8.hpp"
 
 namespace fg::gateway {
 
@@ -23,6 +24,28 @@ std::uint64_t steady_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count());
+}
+
+// A code a worker may ask the gateway to close with: any code an endpoint
+// may send (RFC 6455 §7.4), plus the server-side 1012-1014.
+bool sendable_close_code(std::uint32_t code) {
+  return code <= 0xFFFF &&
+         (ws::is_valid_close_code(static_cast<std::uint16_t>(code)) || (code >= 1012 && code <= 1014));
+}
+
+// A close reason fits a control frame with its code (123 bytes) and is
+// UTF-8 (§5.5.1): cut at a character boundary, dropped if invalid.
+std::string_view close_reason_from_worker(std::string_view reason) {
+  const auto bytes = [](std::string_view s) {
+    return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+  };
+  std::size_t n = std::min<std::size_t>(reason.size(), 123);
+  // Back up over continuation bytes (10xxxxxx) to the start of the cut character.
+  if (n < reason.size())
+    while (n > 0 && (static_cast<unsigned char>(reason[n]) & 0xC0) == 0x80) --n;
+  reason = reason.substr(0, n);
+  utf8_validator v;
+  return v.feed(bytes(reason)) && v.complete() ? reason : std::string_view{};
 }
 
 pb::Closer closer_of(close_origin origin) {
@@ -243,18 +266,44 @@ void route_table::on_link_opened(link_port& link) {
   workers_.push_back(std::move(w));
 }
 
+void route_table::tick(std::chrono::steady_clock::time_point now) {
+  std::vector<std::pair<link_port*, link_cutoff>> cut;
+  for (const auto& w : workers_) {
+    if (w->heard) {
+      w->heard = false;
+      w->last_heard = now;
+    } else if (config_.link_timeout.count() > 0 && now - w->last_heard >= config_.link_timeout) {
+      cut.emplace_back(w->link, link_cutoff::timeout);
+      continue;
+    }
+    if (w->link->pending_bytes() > max_link_backlog()) cut.emplace_back(w->link, link_cutoff::backlog);
+  }
+  // Closing removes the worker (on_link_lost): from a copy, after the scan.
+  for (const auto& [link, why] : cut) {
+    ++counters_.links_cut[static_cast<std::size_t>(why)];
+    link->close(why == link_cutoff::timeout ? "no answer within --link-timeout (stopped or hung)"
+                                            : "not reading its link (output over the backlog limit)");
+  }
+  ping_links();
+}
+
 void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
   worker* w = find(link);
   if (w == nullptr) return;
+  w->heard = true;
   if (!w->registered && e.body_case() != pb::Envelope::kRegister)
     return link.close("the first envelope of a link must be Register");
   switch (e.body_case()) {
     case pb::Envelope::kRegister: return on_register(*w, e.register_());
     case pb::Envelope::kSend: return deliver(e.send());
-    case pb::Envelope::kClose:
-      if (auto it = routes_.find(e.close().conn_id()); it != routes_.end())
-        it->second->conn->close(close_code::from_link(e.close().code()), e.close().reason());
+    case pb::Envelope::kClose: {
+      const auto it = routes_.find(e.close().conn_id());
+      if (it == routes_.end()) return;
+      if (!sendable_close_code(e.close().code())) return reject_for({&it->first, 1}, worker_rejection::bad_close_code);
+      it->second->conn->close(static_cast<std::uint16_t>(e.close().code()),
+                              close_reason_from_worker(e.close().reason()));
       return;
+    }
     case pb::Envelope::kState:
       if (auto it = routes_.find(e.state().conn_id()); it != routes_.end())
         e.state().state().SerializeToString(&it->second->state);
@@ -320,11 +369,28 @@ void route_table::deliver(const pb::Send& send) {
   // per window size), the same bytes queued for every recipient of a set.
   const auto& payload = send.payload();
   const auto op = send.binary() ? ws::opcode::binary : ws::opcode::text;
+  // What no client may receive closes its recipients, not the link: the
+  // worker's other connections are not at fault.
+  const std::span<const std::uint64_t> recipients(send.conn_ids().data(),
+                                                  static_cast<std::size_t>(send.conn_ids_size()));
+  if (payload.size() > config_.reader.limits.max_message_size) return reject_for(recipients, worker_rejection::too_big);
+  if (op == ws::opcode::text && config_.reader.validate_utf8) {
+    utf8_validator v;
+    if (!v.feed(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()) || !v.complete())
+      return reject_for(recipients, worker_rejection::invalid_utf8);
+  }
   frames_.reset(op, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
   counters_.broadcast_recipients.observe(static_cast<std::uint64_t>(send.conn_ids_size()));
   for (const std::uint64_t id : send.conn_ids()) {
     if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->send_shared(frames_);
   }
+}
+
+void route_table::reject_for(std::span<const std::uint64_t> conn_ids, worker_rejection why) {
+  ++counters_.worker_rejected[static_cast<std::size_t>(why)];
+  for (const std::uint64_t id : conn_ids)
+    if (auto it = routes_.find(id); it != routes_.end())
+      it->second->conn->close(ws::close_code::internal_error, "the worker sent what no client may receive");
 }
 
 void route_table::ping_links() {
@@ -335,22 +401,28 @@ void route_table::ping_links() {
     if (w->registered) w->link->send(e);
 }
 
-bool route_table::publish_to_rooms(std::span<const room_message> messages) {
+route_table::publish_result route_table::publish_to_rooms(std::span<const room_message> messages) {
   const auto eligible = [&](int i) { return workers_[i]->registered && workers_[i]->serves(publish_api_path); };
-  if (std::none_of(workers_.begin(), workers_.end(),
-                   [&](const auto& w) { return w->registered && w->serves(publish_api_path); }))
-    return false;
+  const auto target = [&](const room_message& m) {
+    const int best = rendezvous_pick(
+        hash64(m.room), static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; }, eligible);
+    return best < 0 ? nullptr : workers_[static_cast<std::size_t>(best)]->link;
+  };
+  // All or nothing, like the request's validation: every target is checked first.
+  for (const auto& m : messages) {
+    link_port* link = target(m);
+    if (link == nullptr) return publish_result::no_worker;
+    if (link->pending_bytes() > config_.credit_bytes) return publish_result::busy;
+  }
   pb::Envelope e;
   auto* p = e.mutable_api_publish();
   p->set_path(std::string(publish_api_path));
   for (const auto& m : messages) {
-    const int best = rendezvous_pick(
-        hash64(m.room), static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; }, eligible);
     p->set_room(m.room);
     p->set_data(m.data);
-    workers_[static_cast<std::size_t>(best)]->link->send(e);
+    target(m)->send(e);
   }
-  return true;
+  return publish_result::sent;
 }
 
 void route_table::on_link_batch_end() {

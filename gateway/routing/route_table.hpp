@@ -12,6 +12,7 @@
 // Thread-safety: one instance per I/O thread; every call on that thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -77,15 +78,21 @@ class route_table : public message_sink, public link_events {
   void on_link_batch_end() override;
   void on_link_lost(link_port& link, std::string_view why) override;
 
-  // Sends a health Ping to every registered worker; its Pong gives the link's round trip.
-  void ping_links();
+  // Link supervision, every --link-ping: a worker heard of since the last
+  // tick is alive; one silent for --link-timeout, or not reading its link
+  // (output beyond max_link_backlog), is cut off and treated as dead (its
+  // connections fail over). Then a health Ping goes to every registered
+  // worker (its Pong gives the link's round trip, and proves it alive).
+  void tick(std::chrono::steady_clock::time_point now);
 
   // Admin entry points, on thread 0 only (its links reach every worker).
   // Each message goes as ApiPublish on the link of the live worker serving
   // publish_api_path that its room name hashes to, so one room's publishes
-  // keep their order. With no such worker nothing is sent and false is
-  // returned.
-  bool publish_to_rooms(std::span<const room_message> messages);
+  // keep their order. Nothing is sent when no worker serves the path, or
+  // when a chosen worker's link already holds more than credit_bytes of
+  // output (the queue to a slow worker stays bounded).
+  enum class publish_result : std::uint8_t { sent, no_worker, busy };
+  publish_result publish_to_rooms(std::span<const room_message> messages);
   [[nodiscard]] std::size_t live_workers() const noexcept;
 
   [[nodiscard]] routing_counters& counters() noexcept { return counters_; }
@@ -111,6 +118,9 @@ class route_table : public message_sink, public link_events {
     unacked_ledger unacked;
     std::vector<std::uint64_t> paused;  // sessions paused for lack of credit
     std::vector<close_hold> held;
+    // Supervision (tick): heard of since the last tick, and when last so.
+    bool heard = true;
+    std::chrono::steady_clock::time_point last_heard{};
 
     [[nodiscard]] bool serves(std::string_view path) const;
     [[nodiscard]] bool takes(std::size_t payload_size) const noexcept {
@@ -149,6 +159,9 @@ class route_table : public message_sink, public link_events {
   void resume_paused(worker& w);
   void release_holds(worker& w, bool all);
   void fail_over(const worker& lost, std::span<const std::uint64_t> orphans);
+  void reject_for(std::span<const std::uint64_t> conn_ids, worker_rejection why);
+  void ping_links();
+  [[nodiscard]] std::size_t max_link_backlog() const noexcept { return 4 * config_.credit_bytes; }
 
   const gateway_config& config_;
   route_table_identity identity_;

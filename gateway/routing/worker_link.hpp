@@ -45,6 +45,7 @@ class worker_link final : public link_port, public std::enable_shared_from_this<
   void send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
                     std::uint64_t seq) override;
   void close(std::string_view why) override;
+  [[nodiscard]] std::size_t pending_bytes() const noexcept override { return out_.pending_bytes(); }
 
  private:
   void do_wait_read();

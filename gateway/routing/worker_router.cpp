@@ -32,7 +32,7 @@ void worker_router::schedule_link_ping() {
   ping_timer_.expires_after(home_.config().link_ping);
   ping_timer_.async_wait([this](boost::system::error_code ec) {
     if (ec || stopped_) return;
-    ping_links();
+    tick(std::chrono::steady_clock::now());
     schedule_link_ping();
   });
 }

@@ -98,6 +98,7 @@ class fake_link final : public link_port {
     m->set_seq(seq);
     received.push_back(std::move(e));
   }
+  [[nodiscard]] std::size_t pending_bytes() const noexcept override { return backlog; }
   void close(std::string_view why) override {
     if (closed_) return;
     closed_ = true;
@@ -146,6 +147,7 @@ class fake_link final : public link_port {
 
   std::vector<framegate::link::Envelope> received;
   std::string close_reason;
+  std::size_t backlog = 0;  // what pending_bytes() reports: output the worker has not read
 
  private:
   link_events& events_;

@@ -96,3 +96,50 @@ test('kill -9 of a worker while 200 clients send: no client closed, no message l
     await c.stop();
   }
 });
+
+test('a stopped worker (SIGSTOP) is cut off within --link-timeout: its clients move, nothing grows, it rejoins on SIGCONT', async () => {
+  const c = await Cluster.start({
+    workers: 2,
+    gatewayArgs: ['--sticky-key', 'header:x-user', '--link-ping', '0.25', '--link-timeout', '1', '--api-token', 't'],
+    workerArgs: ['--enable-test-apps'],
+  });
+  let stopped = null;
+  try {
+    // A client on each worker.
+    const onW1 = [];
+    const onW2 = [];
+    for (let k = 0; (onW1.length === 0 || onW2.length === 0) && k < 100; ++k) {
+      const key = `user-${k}`;
+      (await workerOf(c, key) === 'w1' ? onW1 : onW2).push(key);
+    }
+    assert.ok(onW1.length && onW2.length, 'found a key on each worker');
+    const victim = await connect(c.url('/echo'), { headers: { 'x-user': onW1[0] } });
+    const bystander = await connect(c.url('/echo'), { headers: { 'x-user': onW2[0] } });
+    let victimClosed = false;
+    victim.closed.then(() => { victimClosed = true; });
+
+    stopped = c.workers[0];
+    process.kill(stopped.pid, 'SIGSTOP');
+    victim.send('sent while its worker is stopped');
+    // Answered by the other worker once the stopped one is cut off (replayed):
+    // a liveness bound of several link timeouts, not a speed check.
+    assert.equal((await nextMessage(victim, 8000)).data, 'sent while its worker is stopped');
+    await c.gateway.waitFor(/link to worker 'w1' closed: no answer within --link-timeout/);
+    bystander.send('unaffected');
+    assert.equal((await nextMessage(bystander, 2000)).data, 'unaffected');
+    // New connections go to the live worker only.
+    for (let i = 0; i < 10; ++i) assert.equal((await whoami(c)).worker, 'w2');
+    assert.equal(victimClosed, false, 'the stopped worker\'s client was closed');
+
+    process.kill(stopped.pid, 'SIGCONT');
+    stopped = null;
+    await c.waitForRegistrations(3);  // w1 links again
+    victim.send('after');
+    assert.equal((await nextMessage(victim, 2000)).data, 'after');
+    victim.close();
+    bystander.close();
+  } finally {
+    if (stopped) process.kill(stopped.pid, 'SIGCONT');
+    await c.stop();
+  }
+});

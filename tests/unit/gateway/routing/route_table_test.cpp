@@ -116,7 +116,7 @@ TEST_F(route_table_test, ping_is_answered_and_pings_go_to_registered_workers_onl
   w.deliver(ping);
   ASSERT_EQ(w.of(pb::Envelope::kPong).size(), 1u);
   EXPECT_EQ(w.of(pb::Envelope::kPong)[0].pong().nonce(), 42u);
-  table().ping_links();
+  table().tick(std::chrono::steady_clock::now());
   EXPECT_EQ(w.of(pb::Envelope::kPing).size(), 1u);
   EXPECT_TRUE(unregistered.of(pb::Envelope::kPing).empty());
 }
@@ -505,13 +505,14 @@ TEST_F(route_table_test, other_threads_run_no_hub) {
 }
 
 TEST_F(route_table_test, publish_to_rooms_sends_each_room_to_one_rooms_worker_by_its_name) {
-  EXPECT_FALSE(table().publish_to_rooms(std::vector<room_message>{{"lobby", "{}"}}));
+  using result = route_table::publish_result;
+  EXPECT_EQ(table().publish_to_rooms(std::vector<room_message>{{"lobby", "{}"}}), result::no_worker);
   auto& echo_only = worker("w0", {"/echo"});
-  EXPECT_FALSE(table().publish_to_rooms(std::vector<room_message>{{"lobby", "{}"}}));
+  EXPECT_EQ(table().publish_to_rooms(std::vector<room_message>{{"lobby", "{}"}}), result::no_worker);
   auto& a = worker("w1");
   auto& b = worker("w2");
   const std::vector<room_message> batch{{"lobby", "1"}, {"lobby", "2"}, {"kitchen", "3"}, {"lobby", "4"}};
-  EXPECT_TRUE(table().publish_to_rooms(batch));
+  EXPECT_EQ(table().publish_to_rooms(batch), result::sent);
   EXPECT_TRUE(echo_only.of(pb::Envelope::kApiPublish).empty());
   for (const fake_link* l : {&a, &b}) {
     std::vector<std::string> lobby;
@@ -522,6 +523,150 @@ TEST_F(route_table_test, publish_to_rooms_sends_each_room_to_one_rooms_worker_by
     EXPECT_TRUE(lobby.empty() || lobby == (std::vector<std::string>{"1", "2", "4"}));
   }
   EXPECT_EQ(a.of(pb::Envelope::kApiPublish).size() + b.of(pb::Envelope::kApiPublish).size(), 4u);
+}
+
+TEST_F(route_table_test, publish_to_a_worker_whose_link_is_full_is_refused_whole) {
+  using result = route_table::publish_result;
+  auto& w = worker("w1");
+  w.backlog = config_.credit_bytes + 1;
+  EXPECT_EQ(table().publish_to_rooms(std::vector<room_message>{{"lobby", "1"}, {"kitchen", "2"}}), result::busy);
+  EXPECT_TRUE(w.of(pb::Envelope::kApiPublish).empty());
+  w.backlog = 0;
+  EXPECT_EQ(table().publish_to_rooms(std::vector<room_message>{{"lobby", "1"}}), result::sent);
+}
+
+// ---------------------------------------------------------------- what a worker may not send
+
+class worker_input_test : public failover_test {
+ protected:
+  void send_to(fake_link& l, std::vector<std::uint64_t> ids, std::string payload, bool binary = false) {
+    pb::Envelope e;
+    for (auto id : ids) e.mutable_send()->add_conn_ids(id);
+    e.mutable_send()->set_payload(std::move(payload));
+    e.mutable_send()->set_binary(binary);
+    l.deliver(e);
+  }
+  void close_from(fake_link& l, std::uint64_t id, std::uint32_t code, std::string reason) {
+    pb::Envelope e;
+    e.mutable_close()->set_conn_id(id);
+    e.mutable_close()->set_code(code);
+    e.mutable_close()->set_reason(std::move(reason));
+    l.deliver(e);
+  }
+  std::uint64_t rejected(worker_rejection why) {
+    return table().counters().worker_rejected[static_cast<std::size_t>(why)];
+  }
+};
+
+TEST_F(worker_input_test, a_send_too_big_for_clients_closes_its_recipients_not_the_link) {
+  config_.reader.limits.max_message_size = 8;
+  send_to(*a_, {on_a_->id()}, "123456789");
+  EXPECT_EQ(on_a_->close_code, ws::close_code::internal_error);
+  EXPECT_TRUE(on_a_->sent.empty());
+  EXPECT_FALSE(a_->closed());
+  EXPECT_TRUE(on_b_->is_open());
+  EXPECT_EQ(rejected(worker_rejection::too_big), 1u);
+  send_to(*b_, {on_b_->id()}, "12345678");  // at the limit: delivered
+  EXPECT_EQ(on_b_->payloads(), std::vector<std::string>{"12345678"});
+}
+
+TEST_F(worker_input_test, a_text_send_that_is_not_utf8_closes_its_recipients) {
+  send_to(*a_, {on_a_->id()}, "caf\xc3");
+  EXPECT_EQ(on_a_->close_code, ws::close_code::internal_error);
+  EXPECT_EQ(rejected(worker_rejection::invalid_utf8), 1u);
+  send_to(*b_, {on_b_->id()}, "caf\xc3", true);  // binary: any bytes
+  EXPECT_EQ(on_b_->sent.size(), 1u);
+  EXPECT_FALSE(a_->closed());
+}
+
+TEST_F(worker_input_test, a_close_code_no_endpoint_may_send_becomes_1011) {
+  for (const std::uint32_t bad : {1005u, 1006u, 1015u, 999u, 70000u}) {
+    auto& c = open(100 + bad);
+    close_from(*serving(c.id(), {a_, b_}), c.id(), bad, "x");
+    EXPECT_EQ(c.close_code, ws::close_code::internal_error) << bad;
+  }
+  EXPECT_EQ(rejected(worker_rejection::bad_close_code), 5u);
+  close_from(*a_, on_a_->id(), 1013, "later");  // a server may ask to come back later
+  EXPECT_EQ(on_a_->close_code, 1013);
+  EXPECT_EQ(on_a_->close_reason, "later");
+}
+
+TEST_F(worker_input_test, a_close_reason_is_cut_at_a_character_and_dropped_if_invalid) {
+  std::string long_reason(122, 'a');
+  long_reason += "\xc3\xa9\xc3\xa9";  // é é: the cut at 123 bytes falls inside the first
+  close_from(*a_, on_a_->id(), 4000, long_reason);
+  EXPECT_EQ(on_a_->close_reason, std::string(122, 'a'));
+  close_from(*b_, on_b_->id(), 4000, "bad \xff");
+  EXPECT_EQ(on_b_->close_code, 4000);
+  EXPECT_EQ(on_b_->close_reason, "");
+}
+
+// ---------------------------------------------------------------- link supervision
+
+class link_supervision_test : public failover_test {
+ protected:
+  using clock = std::chrono::steady_clock;
+  void tick_at(double seconds) {
+    table().tick(start_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds)));
+  }
+  void pong(fake_link& l) {
+    pb::Envelope e;
+    e.mutable_pong()->set_nonce(1);
+    l.deliver(e);
+  }
+  std::uint64_t cut(link_cutoff why) { return table().counters().links_cut[static_cast<std::size_t>(why)]; }
+  clock::time_point start_ = clock::now();
+};
+
+TEST_F(link_supervision_test, a_silent_worker_is_cut_off_after_the_timeout_and_its_clients_move) {
+  // config_.link_timeout is 3 s by default; b answers every ping, a never does.
+  message(*on_a_, "unanswered");
+  for (double t = 0; t <= 2.5; t += 1) {
+    tick_at(t);
+    pong(*b_);
+  }
+  EXPECT_FALSE(a_->closed());  // 2.5 s since last heard: not yet
+  tick_at(3.5);
+  EXPECT_TRUE(a_->closed());
+  EXPECT_FALSE(b_->closed());
+  EXPECT_EQ(cut(link_cutoff::timeout), 1u);
+  EXPECT_TRUE(on_a_->is_open());
+  ASSERT_EQ(b_->messages().back().payload(), "unanswered");  // replayed on b
+  EXPECT_EQ(table().live_workers(), 1u);
+}
+
+TEST_F(link_supervision_test, a_worker_heard_between_ticks_stays) {
+  for (double t = 0; t <= 10; t += 1) {
+    tick_at(t);
+    pong(*a_);
+    pong(*b_);
+  }
+  EXPECT_FALSE(a_->closed());
+  EXPECT_FALSE(b_->closed());
+  EXPECT_GE(a_->of(pb::Envelope::kPing).size(), 10u);
+}
+
+TEST_F(link_supervision_test, a_link_that_never_registers_is_cut_too) {
+  fake_link stray(table());
+  tick_at(0);
+  tick_at(1);
+  tick_at(4.5);
+  EXPECT_TRUE(stray.closed());
+}
+
+TEST_F(link_supervision_test, no_timeout_when_it_is_off) {
+  config_.link_timeout = std::chrono::milliseconds(0);
+  tick_at(0);
+  tick_at(1000);
+  EXPECT_FALSE(a_->closed());
+}
+
+TEST_F(link_supervision_test, a_worker_that_stops_reading_its_link_is_cut_off) {
+  a_->backlog = 4 * config_.credit_bytes + 1;
+  tick_at(0);
+  EXPECT_TRUE(a_->closed());
+  EXPECT_EQ(cut(link_cutoff::backlog), 1u);
+  EXPECT_TRUE(on_a_->is_open());
 }
 
 // ---------------------------------------------------------------- metrics and shutdown
