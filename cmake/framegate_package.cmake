@@ -23,16 +23,18 @@ install(FILES ${PROJECT_BINARY_DIR}/framegate.pc DESTINATION ${CMAKE_INSTALL_LIB
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/framegate-gateway.service
               ${PROJECT_SOURCE_DIR}/deploy/systemd/framegate-worker@.service
         DESTINATION lib/systemd/system)
-# The example settings go to /etc/framegate for a /usr install (the
-# package), else to <prefix>/etc/framegate: decided at install time, so
-# `cmake --install --prefix DIR` never writes to the host's /etc.
+# The example settings: under a prefix ending in /usr (the package's, or
+# `--prefix /usr`) they go to its sibling etc/, i.e. /etc/framegate, as
+# Debian wants; under any other prefix to <prefix>/etc/framegate. Decided
+# at install time, so `cmake --install --prefix DIR` never writes to the
+# host's /etc.
 install(CODE "
-  if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
-    set(framegate_etc \"/etc/framegate\")
+  if(CMAKE_INSTALL_PREFIX MATCHES \"/usr/?$\")
+    get_filename_component(framegate_etc \"\${CMAKE_INSTALL_PREFIX}/../etc/framegate\" ABSOLUTE)
   else()
     set(framegate_etc \"\${CMAKE_INSTALL_PREFIX}/etc/framegate\")
   endif()
-  file(INSTALL DESTINATION \"\$ENV{DESTDIR}\${framegate_etc}\" TYPE FILE
+  file(INSTALL DESTINATION \"\${framegate_etc}\" TYPE FILE
        FILES \"${PROJECT_SOURCE_DIR}/deploy/systemd/gateway.env\" \"${PROJECT_SOURCE_DIR}/deploy/systemd/worker.env\")")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/SDK.md ${PROJECT_SOURCE_DIR}/docs/LINK.md
               ${PROJECT_SOURCE_DIR}/docs/DEPLOY.md
@@ -50,8 +52,6 @@ set(CPACK_PACKAGE_DESCRIPTION
 processes behind it. The package has the gateway, the worker, the local-cluster supervisor\n\
 (framegate up), the browser demo, systemd units and the C++ worker SDK.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-# CMAKE_INSTALL_PREFIX is /usr while packaging, which places /etc above.
-set(CPACK_SET_DESTDIR ON)
 set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
