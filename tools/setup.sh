@@ -16,6 +16,9 @@ packages=(
   redis-server
   chromium  # headless, for the browser demo test (tests/integration/browser)
   python3 python3-websockets
+  python3-protobuf  # the Python worker of the link protocol test (tests/interop)
+  # the package test (tests/integration/package): cpack's Depends, a Debian 12 root, its unit checks
+  dpkg-dev debootstrap systemd
   # the deployment checks (tests/integration/deploy): compose files, Prometheus config, nginx load balancer
   docker-compose python3-yaml prometheus nginx libnginx-mod-stream
   clang libclang-rt-14-dev clang-format clang-tidy

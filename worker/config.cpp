@@ -12,6 +12,7 @@
 #include "common/cli_parse.hpp"
 
 #include "common/option_values.hpp"
+#include "common/version.hpp"
 #include "worker/apps/builtin.hpp"
 
 namespace fg::worker {
@@ -31,11 +32,11 @@ void check_apps(const std::vector<std::string>& apps, bool enable_test_apps) {
 
 }  // namespace
 
-worker_config parse_worker_config(int argc, char** argv) {
+worker_config parse_worker_config(int argc, char** argv, const worker_program& program) {
   worker_config cfg;
-  CLI::App app{
-      "framegate-worker: runs the business logic (apps mounted by URL path) behind a framegate gateway.\n"
-      "Every option can also be set by the environment variable shown beside it."};
+  CLI::App app{program.name +
+               ": runs the business logic (apps mounted by URL path) behind a framegate gateway.\n"
+               "Every option can also be set by the environment variable shown beside it."};
   app.get_formatter()->column_width(44);
 
   std::string apps;
@@ -48,16 +49,19 @@ worker_config parse_worker_config(int argc, char** argv) {
                  "Directory of the gateway's link-<i>.sock sockets; the worker links to each")
       ->envname("FRAMEGATE_LINK_DIR")
       ->capture_default_str();
-  app.add_option("--apps", apps,
-                 "Comma-separated URL paths of the built-in apps to mount (default: all of " + builtin_app_list() + ")")
-      ->envname("FRAMEGATE_APPS");
-  app.add_flag("--enable-test-apps", cfg.enable_test_apps,
-               "Also mount the test apps /slow (sleeps, then echoes) and /whoami (tells which worker serves you)")
-      ->envname("FRAMEGATE_ENABLE_TEST_APPS");
-  app.add_option("--slow-ms", slow_ms, "Milliseconds /slow blocks the worker per message")
-      ->envname("FRAMEGATE_SLOW_MS")
-      ->capture_default_str()
-      ->check(CLI::Range(0u, 600000u));
+  if (program.builtin_apps) {
+    app.add_option(
+           "--apps", apps,
+           "Comma-separated URL paths of the built-in apps to mount (default: all of " + builtin_app_list() + ")")
+        ->envname("FRAMEGATE_APPS");
+    app.add_flag("--enable-test-apps", cfg.enable_test_apps,
+                 "Also mount the test apps /slow (sleeps, then echoes) and /whoami (tells which worker serves you)")
+        ->envname("FRAMEGATE_ENABLE_TEST_APPS");
+    app.add_option("--slow-ms", slow_ms, "Milliseconds /slow blocks the worker per message")
+        ->envname("FRAMEGATE_SLOW_MS")
+        ->capture_default_str()
+        ->check(CLI::Range(0u, 600000u));
+  }
   app.add_option("--max-envelope", cfg.link.max_envelope,
                  "Largest link envelope accepted from the gateway, in bytes; keep it above the gateway's "
                  "--max-message-size (a larger envelope closes the link)")
@@ -92,8 +96,9 @@ worker_config parse_worker_config(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600.0));
   add_logging_options(app, cfg.logging);
+  app.set_version_flag("--version", program.name + " (framegate " + std::string(fg::version) + ")");
 
-  parse_or_exit(app, "framegate-worker", [&] {
+  parse_or_exit(app, program.name.c_str(), [&] {
     app.parse(argc, argv);
     cfg.apps = split_list(apps);
     check_apps(cfg.apps, cfg.enable_test_apps);

@@ -49,8 +49,16 @@ struct worker_config {
   std::chrono::milliseconds redis_resubscribe_wait{5000};
 };
 
+// Which command line: framegate-worker's own (with --apps, --enable-test-apps
+// and --slow-ms, which choose among the built-in apps) or that of a worker
+// built on the SDK (fg::worker::run), which mounts its own apps.
+struct worker_program {
+  std::string name = "framegate-worker";  // in --help and error lines
+  bool builtin_apps = true;
+};
+
 // Parses argv (and the environment). On --help prints usage and exits 0;
 // on a bad option prints one line to stderr and exits 2.
-worker_config parse_worker_config(int argc, char** argv);
+worker_config parse_worker_config(int argc, char** argv, const worker_program& program = {});
 
 }  // namespace fg::worker

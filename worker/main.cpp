@@ -1,125 +1,21 @@
-// framegate-worker: runs the apps behind a framegate gateway. Links to
-// every gateway I/O thread found in --link-dir, on one event loop.
-#include <csignal>
+// framegate-worker: the built-in apps (/echo, /rooms, /shout and the test
+// apps) on the same runtime a worker built on the SDK uses (worker/run.hpp);
+// only its command line is larger, to choose among them.
 #include <cstdio>
 #include <exception>
-#include <memory>
-#include <string>
-#include <system_error>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-
-#include "common/httpd/listener.hpp"
-#include "common/logging.hpp"
-#include "worker/admin/worker_routes.hpp"
 #include "worker/apps/builtin.hpp"
-#include "worker/broker/gateway_hub_broker.hpp"
-#include "worker/broker/redis_broker.hpp"
 #include "worker/config.hpp"
-#include "worker/metrics/worker_metrics.hpp"
-#include "worker/runtime/app_registry.hpp"
-#include "worker/runtime/worker_runtime.hpp"
-
-namespace {
-
-// At the default address a bind failure only warns (another worker on this
-// machine may hold it); an address the operator chose must be honoured.
-void start_admin(fg::httpd::listener& admin, const fg::worker::worker_config& config) {
-  if (!config.admin) return;
-  auto log = fg::component_logger("worker");
-  try {
-    admin.start(*config.admin);
-    log->log(fg::readiness_level(*log), "admin listening on {}:{}", config.admin->host, admin.port());
-  } catch (const std::system_error& e) {
-    if (config.admin_explicit) throw;
-    log->warn("{}: admin listener disabled (set --admin)", e.what());
-  }
-}
-
-}  // namespace
+#include "worker/runtime/worker_process.hpp"
 
 int main(int argc, char** argv) {
   const auto config = fg::worker::parse_worker_config(argc, argv);
+  fg::worker::app_registry apps;
   try {
-    fg::init_logging(config.logging);
-    auto log = fg::component_logger("worker");
-
-    fg::worker::app_registry apps;
     fg::worker::mount_builtin_apps(apps, {config.apps, config.enable_test_apps, config.slow_delay});
-
-    boost::asio::io_context io(1);
-    fg::worker::worker_runtime runtime(io, config, apps, log);
-    auto deliver = [&runtime](std::string_view room, std::string_view payload) {
-      runtime.core().deliver_room_message(room, payload);
-    };
-    // With Redis the gateway hub is not used at all (no listener for link 0).
-    fg::worker::gateway_hub_broker hub(runtime, deliver);
-    std::unique_ptr<fg::worker::redis_broker> redis;
-    if (config.redis) {
-      fg::worker::redis_broker_options options;
-      options.channel_prefix = config.channel_prefix;
-      options.buffer = config.redis_buffer;
-      options.resubscribe_wait = config.redis_resubscribe_wait;
-      redis = std::make_unique<fg::worker::redis_broker>(io, *config.redis, options, deliver,
-                                                         fg::component_logger("redis"));
-      runtime.set_broker(*redis, nullptr);
-      log->info("rooms through Redis at {} (channels {}room:<R>)", config.redis->describe(), config.channel_prefix);
-    } else {
-      runtime.set_broker(hub, &hub);
-    }
-
-    auto broker_report = [&] { return redis ? redis->report() : hub.report(); };
-    fg::worker::worker_routes admin_routes(
-        [&]() -> fg::worker::readiness {
-          const std::size_t found = runtime.link_count(), up = runtime.ready_links();
-          const auto b = broker_report();
-          if (found == 0) return {false, "no gateway link found in " + config.link_dir};
-          if (up < found) return {false, std::to_string(up) + " of " + std::to_string(found) + " gateway links up"};
-          if (!b.up) return {false, std::string(b.kind) + " broker not connected"};
-          return {true, std::to_string(up) + " gateway link(s), " + b.kind + " broker up"};
-        },
-        [&] {
-          return fg::worker::render_worker_metrics({config.id, runtime.core().stats(), runtime.core().per_app(),
-                                                    runtime.core().connection_count(), runtime.ready_links(),
-                                                    broker_report()});
-        });
-    fg::httpd::listener admin(io, admin_routes);
-    start_admin(admin, config);
-
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code& ec, int signo) {
-      if (ec) return;
-      log->info("signal {}: closing the links", signo);
-      admin.stop();
-      runtime.stop();
-      if (redis) redis->stop();
-    });
-    // A gateway that vanishes mid-write must not kill us with SIGPIPE.
-    std::signal(SIGPIPE, SIG_IGN);
-
-    if (redis) redis->start();
-    runtime.start();
-    io.run();
-
-    const auto& s = runtime.core().stats();
-    log->info("exiting: {} connections, {} messages in, {} sends out, {} app errors", s.connections_opened,
-              s.messages_in, s.sends_out, s.app_errors);
-    if (redis) {
-      redis->stop();  // counts what an outage left unsent
-      const auto r = redis->stats();
-      log->info(
-          "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} missed={} "
-          "reconnects={} resubscribes={} duplicates={} foreign={}",
-          r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.missed, r.reconnects, r.resubscribes,
-          r.duplicates, r.foreign);
-    } else {
-      const auto& b = hub.stats();
-      log->info("hub broker: {} publishes ({} dropped), {} deliveries", b.publishes, b.publishes_dropped, b.deliveries);
-    }
-    return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "framegate-worker: %s\n", e.what());
     return 1;
   }
+  return fg::worker::run_worker_process(config, apps, "framegate-worker");
 }

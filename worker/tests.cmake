@@ -27,6 +27,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/publish_outbox_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/subscription_set_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/worker_routes_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/config_test.cpp
 )
 target_include_directories(framegate_worker_tests PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(framegate_worker_tests PRIVATE framegate_worker_core GTest::gtest GTest::gtest_main)

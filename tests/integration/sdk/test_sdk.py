@@ -1,0 +1,186 @@
+"""The worker SDK as a user meets it: framegate installed into a fresh prefix
+(`cmake --install`), examples/hello-app configured and built from that prefix
+alone in a fresh build directory, and the resulting worker run under the
+installed `framegate up --worker-bin`, answering /hello over a real WebSocket.
+
+Run by hand (after building everything in build/):
+    FRAMEGATE_BUILD_DIR=build /usr/bin/python3 -m unittest -v tests/integration/sdk/test_sdk.py
+"""
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import unittest
+
+import websockets
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+BUILD_DIR = os.path.abspath(os.environ.get("FRAMEGATE_BUILD_DIR", os.path.join(SOURCE_DIR, "build")))
+EXAMPLE_DIR = os.path.join(SOURCE_DIR, "examples", "hello-app")
+BUILD_TIMEOUT = 300  # one file to compile, but the machine may be busy
+START_TIMEOUT = 20
+STOP_TIMEOUT = 15
+REGISTERED_RE = re.compile(r"worker '[^']*' \(pid \d+.*registered")
+LISTEN_RE = re.compile(r"gateway listening on ws://([^:]+):(\d+)/")
+
+
+def run(cmd, **kwargs):
+    """Runs `cmd`; a failure shows its whole output."""
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                          timeout=BUILD_TIMEOUT, **kwargs)
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout}")
+    return done.stdout
+
+
+def compiler_launcher():
+    """ccache when the build used it, so a rerun compiles nothing."""
+    cache = os.path.join(BUILD_DIR, "CMakeCache.txt")
+    with open(cache, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("CMAKE_CXX_COMPILER_LAUNCHER:") and line.strip().split("=", 1)[1]:
+                return line.strip().split("=", 1)[1]
+    return None
+
+
+class Cluster:
+    """`framegate up` in the background, its output drained into lines."""
+
+    def __init__(self, framegate, worker_bin, link_dir):
+        self.proc = subprocess.Popen(
+            [framegate, "up", "--worker-bin", worker_bin, "--no-redis", "--workers", "2", "--listen", "127.0.0.1:0",
+             "--link-dir", link_dir, "--worker-admin", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--no-demo"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        self.lines = []
+        self.port = None
+        self.registered = 0
+        self.ready = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            m = LISTEN_RE.search(line)
+            if m and self.port is None:
+                self.port = int(m.group(2))
+            if REGISTERED_RE.search(line):
+                self.registered += 1
+            if self.port is not None and self.registered >= 2:
+                self.ready.set()
+        self.ready.set()
+
+    def output(self):
+        return "".join(self.lines)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(STOP_TIMEOUT)
+                raise AssertionError(f"framegate up did not stop on SIGTERM:\n{self.output()}")
+        self.reader.join(STOP_TIMEOUT)
+        self.proc.stdout.close()
+        return self.proc.returncode
+
+
+class InstalledSdkTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="framegate-sdk-")
+        cls.prefix = os.path.join(cls.tmp, "prefix")
+        run(["cmake", "--install", BUILD_DIR, "--prefix", cls.prefix])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def build_example(self):
+        build = os.path.join(self.tmp, "hello-build")
+        cmd = ["cmake", "-S", EXAMPLE_DIR, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+               f"-DCMAKE_PREFIX_PATH={self.prefix}"]
+        launcher = compiler_launcher()
+        if launcher:
+            cmd.append(f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}")
+        run(cmd)
+        run(["cmake", "--build", build])
+        return build
+
+    def test_installed_files(self):
+        p = self.prefix
+        for rel in ["bin/framegate", "bin/framegate-gateway", "bin/framegate-worker",
+                    "include/framegate/worker/app.hpp", "include/framegate/worker/run.hpp",
+                    "include/framegate/worker/runtime/app_registry.hpp",
+                    "lib/cmake/framegate/framegateConfig.cmake", "lib/cmake/framegate/framegateConfigVersion.cmake",
+                    "lib/pkgconfig/framegate.pc", "lib/libframegate_worker.a",
+                    "share/framegate/demo/index.html", "etc/framegate/gateway.env",
+                    "lib/systemd/system/framegate-gateway.service", "lib/systemd/system/framegate-worker@.service"]:
+            self.assertTrue(os.path.exists(os.path.join(p, rel)), f"not installed: {rel}")
+        # Nothing internal: the app API, the registry and the entry point only.
+        headers = sorted(os.path.relpath(os.path.join(d, f), os.path.join(p, "include"))
+                         for d, _, files in os.walk(os.path.join(p, "include")) for f in files)
+        self.assertEqual(headers, ["framegate/worker/app.hpp", "framegate/worker/run.hpp",
+                                   "framegate/worker/runtime/app_registry.hpp"])
+
+    def test_pkg_config(self):
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(self.prefix, "lib", "pkgconfig"))
+        flags = run(["pkg-config", "--cflags", "--libs", "framegate"], env=env).split()
+        includes = [os.path.normpath(f[2:]) for f in flags if f.startswith("-I")]
+        self.assertIn(os.path.join(self.prefix, "include"), includes)
+        self.assertIn("-lframegate_worker", flags)
+        # The same example, compiled with the pkg-config flags alone.
+        exe = os.path.join(self.tmp, "hello-pc")
+        compiler = [c for c in [compiler_launcher(), "g++"] if c]
+        run([*compiler, "-O1", "-o", exe, os.path.join(EXAMPLE_DIR, "main.cpp"), *flags])
+        out = run([exe, "--help"])
+        self.assertIn("--link-dir", out)
+
+    def test_hello_app_under_framegate_up(self):
+        build = self.build_example()
+        with open(os.path.join(build, "CMakeCache.txt"), encoding="utf-8") as f:
+            cache = f.read()
+        self.assertIn(f"framegate_DIR:PATH={self.prefix}/lib/cmake/framegate", cache)
+        with open(os.path.join(build, "build.ninja"), encoding="utf-8") as f:
+            self.assertNotIn(SOURCE_DIR + "/worker", f.read(), "the example must not see framegate's source tree")
+        worker = os.path.join(build, "hello-worker")
+
+        # The SDK's command line: framegate-worker's, minus the built-in apps' options.
+        help_text = run([worker, "--help"])
+        self.assertIn("hello-worker: runs the business logic", help_text)
+        self.assertIn("--link-dir", help_text)
+        self.assertNotIn("--enable-test-apps", help_text)
+
+        cluster = Cluster(os.path.join(self.prefix, "bin", "framegate"), worker, os.path.join(self.tmp, "links"))
+        try:
+            if not cluster.ready.wait(START_TIMEOUT) or cluster.registered < 2:
+                self.fail(f"the hello workers did not register within {START_TIMEOUT}s:\n{cluster.output()}")
+            answers = asyncio.run(self.talk(cluster.port))
+            self.assertEqual(answers, ["hello, world", "hello, framegate", "hello, "])
+        finally:
+            code = cluster.stop()
+        self.assertEqual(code, 0, cluster.output())
+
+    async def talk(self, port):
+        answers = []
+        async with websockets.connect(f"ws://127.0.0.1:{port}/hello", open_timeout=5, close_timeout=5) as ws:
+            for text in ["world", "framegate", ""]:
+                await ws.send(text)
+                answers.append(await asyncio.wait_for(ws.recv(), 5))
+        # A path no worker serves is refused at the handshake.
+        with self.assertRaises(websockets.exceptions.InvalidStatusCode) as refused:
+            await websockets.connect(f"ws://127.0.0.1:{port}/echo", open_timeout=5)
+        self.assertEqual(refused.exception.status_code, 404)
+        return answers
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

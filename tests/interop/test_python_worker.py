@@ -1,0 +1,125 @@
+"""docs/LINK.md checked against the code: the `websockets` echo suite
+(test_python_websockets.EchoTest) against a real framegate-gateway whose only
+worker is python_worker.py, a worker written from the document alone.
+
+Run (from tests/interop):
+    FRAMEGATE_GATEWAY_BIN=../../build/bin/framegate-gateway \
+        /usr/bin/python3 -B -m unittest -v test_python_worker
+
+link_pb2.py is generated from proto/framegate/link.proto with protoc into a
+temporary directory, as a user of another language would.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+
+import test_python_websockets as base
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROTO_DIR = os.path.abspath(os.path.join(HERE, "..", "..", "proto"))
+STARTUP_TIMEOUT = 15.0
+STOP_TIMEOUT = 10.0
+
+
+class Process:
+    """A child whose stderr (merged with stdout) is drained into lines; `wait_for` a line."""
+
+    def __init__(self, args, env=None):
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, errors="replace", env=env)
+        self.lines = []
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+        with self.changed:
+            self.changed.notify_all()
+
+    def wait_for(self, pattern):
+        regex = re.compile(pattern)
+        with self.changed:
+            found = self.changed.wait_for(
+                lambda: any(regex.search(l) for l in self.lines) or self.proc.poll() is not None, STARTUP_TIMEOUT)
+        match = next((regex.search(l) for l in self.lines if regex.search(l)), None)
+        if not found or match is None:
+            raise AssertionError(f"no line matching {pattern!r} within {STARTUP_TIMEOUT}s:\n{self.output()}")
+        return match
+
+    def output(self):
+        return "".join(self.lines)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(STOP_TIMEOUT)
+        return self.proc.returncode
+
+
+class PythonWorkerCluster:
+    """A gateway with two I/O threads (two links) and python_worker.py behind it. Its
+    credit window is small, so the suite's 1000 messages in a row only pass if the
+    worker's Acks return the credits as LINK.md says."""
+
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="framegate-pyworker-")
+        gen = os.path.join(self.tmp, "gen")
+        os.makedirs(gen)
+        subprocess.run(["protoc", f"-I{PROTO_DIR}", f"--python_out={gen}", "framegate/link.proto"], check=True)
+        links = os.path.join(self.tmp, "links")
+        self.gateway = Process([base.GATEWAY_BIN, "--listen", "127.0.0.1:0", "--threads", "2", "--link-dir", links,
+                                "--admin", "127.0.0.1:0", "--credit-window", "16"])
+        self.worker = None
+        try:
+            port = int(self.gateway.wait_for(r"listening on [^ ]+:(\d+)").group(1))
+            env = dict(os.environ, PYTHONPATH=gen)
+            self.worker = Process([sys.executable, "-B", os.path.join(HERE, "python_worker.py"), "--link-dir", links,
+                                   "--id", "py1"], env=env)
+            self.worker.wait_for(r"ready: 2 link\(s\) registered")
+            self.gateway.wait_for(r"worker 'py1' \(pid \d+, 0\.1\.0\) registered, serving 1 path")
+        except BaseException:
+            self.stop()
+            raise
+        self.uri = f"ws://127.0.0.1:{port}/echo"
+
+    def stop(self):
+        codes = (self.gateway.stop(), self.worker.stop() if self.worker else 0)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return codes
+
+    def output(self):
+        return f"gateway:\n{self.gateway.output()}\nworker:\n{self.worker.output() if self.worker else ''}"
+
+
+class PythonWorkerEchoTest(base.EchoTest):
+    """Every echo case of the websockets suite, each message through the Python worker."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.gateway = PythonWorkerCluster()
+
+    @classmethod
+    def tearDownClass(cls):
+        gateway_code, worker_code = cls.gateway.stop()
+        if gateway_code != 0 or worker_code != 0:
+            raise AssertionError(f"exit codes after SIGTERM: gateway {gateway_code}, worker {worker_code} "
+                                 f"(expected 0, 0)\n{cls.gateway.output()}")
+
+
+if __name__ == "__main__":
+    import unittest
+
+    unittest.main(verbosity=2)

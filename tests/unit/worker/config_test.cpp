@@ -1,0 +1,62 @@
+// The two command lines of parse_worker_config: framegate-worker's, which
+// chooses among the built-in apps, and that of a worker built on the SDK
+// (fg::worker::run), which mounts its own apps and must not offer those
+// options, nor reject its own paths as unknown built-ins.
+#include "worker/config.hpp"
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace fg::worker {
+namespace {
+
+// argv for the parser: owns the strings, hands out char*.
+class args {
+ public:
+  args(std::initializer_list<std::string> list) : strings_(list) {
+    for (auto& s : strings_) pointers_.push_back(s.data());
+  }
+  int argc() { return static_cast<int>(pointers_.size()); }
+  char** argv() { return pointers_.data(); }
+
+ private:
+  std::vector<std::string> strings_;
+  std::vector<char*> pointers_;
+};
+
+const worker_program sdk_program{"hello-worker", false};
+
+TEST(WorkerConfig, FramegateWorkerChoosesBuiltinApps) {
+  args a{"framegate-worker", "--apps", "/echo,/shout", "--link-dir", "/run/fg"};
+  const auto cfg = parse_worker_config(a.argc(), a.argv());
+  EXPECT_EQ(cfg.apps, (std::vector<std::string>{"/echo", "/shout"}));
+  EXPECT_EQ(cfg.link_dir, "/run/fg");
+}
+
+TEST(WorkerConfig, SdkWorkerTakesTheSameRuntimeOptions) {
+  args a{"hello-worker", "--id", "h1", "--link-dir", "/run/fg", "--admin", "off", "--max-envelope", "1048576"};
+  const auto cfg = parse_worker_config(a.argc(), a.argv(), sdk_program);
+  EXPECT_EQ(cfg.id, "h1");
+  EXPECT_EQ(cfg.link_dir, "/run/fg");
+  EXPECT_FALSE(cfg.admin.has_value());
+  EXPECT_EQ(cfg.link.max_envelope, 1048576u);
+  EXPECT_TRUE(cfg.apps.empty());
+}
+
+TEST(WorkerConfigDeathTest, SdkWorkerHasNoBuiltinAppOptions) {
+  args a{"hello-worker", "--apps", "/hello"};
+  EXPECT_EXIT(parse_worker_config(a.argc(), a.argv(), sdk_program), testing::ExitedWithCode(2),
+              "^hello-worker: The following arguments were not expected: /hello --apps");
+}
+
+TEST(WorkerConfigDeathTest, FramegateWorkerRejectsAPathNoBuiltinServes) {
+  args a{"framegate-worker", "--apps", "/hello"};
+  EXPECT_EXIT(parse_worker_config(a.argc(), a.argv()), testing::ExitedWithCode(2),
+              "^framegate-worker: --apps: no built-in app at '/hello'");
+}
+
+}  // namespace
+}  // namespace fg::worker
