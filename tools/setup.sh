@@ -18,6 +18,8 @@ packages=(
   python3 python3-websockets
   # the deployment checks (tests/integration/deploy): compose files, Prometheus config, nginx load balancer
   docker-compose python3-yaml prometheus nginx libnginx-mod-stream
+  # and the live compose test: a Docker engine, and debootstrap for its base image (no registry needed)
+  docker.io debootstrap
   clang libclang-rt-14-dev clang-format clang-tidy
 )
 if [[ "${1:-}" == "--bench" ]]; then
