@@ -81,6 +81,8 @@ def ensure(release: str, tags: list[str], log) -> None:
     missing = [t for t in tags if not image_exists(t)]
     if not missing:
         return
+    if os.geteuid() != 0:
+        fail(f"{', '.join(missing)} missing and only root can debootstrap it: run this test as root")
     suites = mirrors(release)
     with tempfile.TemporaryDirectory(prefix="fg-debootstrap-") as work:
         rootfs = os.path.join(work, "rootfs")

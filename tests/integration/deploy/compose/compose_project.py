@@ -91,7 +91,8 @@ class ComposeProject:
             return f"(no logs: {exc})"
 
     def down(self) -> None:
-        # Every profile: Compose leaves the containers of a service whose profile is not enabled.
+        # With every profile: Compose v2 leaves the containers of a service whose profile is not
+        # enabled (docker/compose#13647); 1.29 removes them anyway.
         self.profiles = ["scale-out"]
         self.compose("down", "--volumes", "--remove-orphans", "--timeout", "20", timeout=240)
 
