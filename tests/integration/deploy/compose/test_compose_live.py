@@ -58,6 +58,7 @@ class ComposeLiveTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
+        cls.failed = True  # until setUpClass returns; then set by a failing test (run below)
         cls.engine = Engine()
         cls.project = None
         cls.members = []
@@ -73,6 +74,7 @@ class ComposeLiveTest(unittest.TestCase):
         cls.project.up()
         cls.wait_workers(WORKERS)
         log("up and ready")
+        cls.failed = False
 
     @classmethod
     def clean_up(cls) -> None:
@@ -81,9 +83,17 @@ class ComposeLiveTest(unittest.TestCase):
         try:
             cls.close_members()
             if cls.project is not None:
+                if cls.failed:
+                    log(f"the containers' last log lines:\n{cls.project.logs()}")
                 cls.project.cleanup()
         finally:
             cls.engine.stop()
+
+    def run(self, result=None):
+        result = super().run(result)
+        if result is not None and not result.wasSuccessful():
+            type(self).failed = True
+        return result
 
     def setUp(self) -> None:
         # Past the budget, the remaining steps fail at once and the cleanup starts.
