@@ -75,6 +75,17 @@ class ComposeProject:
         networks = self.inspect(container)["NetworkSettings"]["Networks"]
         return next(iter(networks.values()))["IPAddress"]
 
+    def published(self) -> dict[str, list[str]]:
+        """Service -> the host addresses its containers' ports are published on, as Docker bound them."""
+        result = {}
+        for container in self.containers():
+            state = self.inspect(container)
+            ports = state["NetworkSettings"]["Ports"] or {}
+            addresses = [b["HostIp"] for bindings in ports.values() if bindings for b in bindings]
+            if addresses:
+                result.setdefault(state["Config"]["Labels"][SERVICE_LABEL], []).extend(addresses)
+        return result
+
     def leftovers(self) -> dict[str, list[str]]:
         """What Docker still holds of this project: containers, networks, volumes."""
         label = f"label={PROJECT_LABEL}={self.name}"

@@ -243,6 +243,7 @@ class ComposeLiveTest(unittest.TestCase):
         docker("exec", container, "bash", "-c",
                "for p in /proc/[0-9]*; do [[ $(<$p/comm) == framegate-work* ]] && kill -9 ${p#/proc/}; done; true")
         log(f"kill -9 of worker {victim_id} ({placement[victim_id]:.0f} of our clients)")
+
         def moved() -> tuple[bool, float]:
             now = self.failovers()
             return now >= failovers + placement[victim_id], now
@@ -273,6 +274,10 @@ class ComposeLiveTest(unittest.TestCase):
         admin_b = f"{project.address(gateway_b[0])}:{GATEWAY_ADMIN_PORT}"
         self.wait_workers(2, admin_b)
         log(f"scale-out profile up in {time.monotonic() - started:.0f} s")
+        # Every service up now: nothing is published beyond this host.
+        published = project.published()
+        self.assertEqual({a for addresses in published.values() for a in addresses}, {"127.0.0.1"}, published)
+        self.assertEqual(set(published), {"gateway", "gateway-b", "lb", "prometheus"})
 
         def active(admin: str) -> float:
             return sum(v for _, v in samples(metrics(admin), "framegate_gateway_connections_active"))
