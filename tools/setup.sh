@@ -21,6 +21,8 @@ packages=(
   dpkg-dev debootstrap systemd
   # the deployment checks (tests/integration/deploy): compose files, Prometheus config, nginx load balancer
   docker-compose python3-yaml prometheus nginx libnginx-mod-stream
+  # and the live compose test (label compose): debootstrap for its base image, no registry needed
+  debootstrap
   clang libclang-rt-14-dev clang-format clang-tidy
 )
 if [[ "${1:-}" == "--bench" ]]; then
@@ -28,6 +30,8 @@ if [[ "${1:-}" == "--bench" ]]; then
 fi
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+# A Docker engine for the compose test; one installed otherwise (docker-ce) is used as it is.
+command -v dockerd >/dev/null 2>&1 || packages+=(docker.io)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -40,6 +44,14 @@ if ((${#missing[@]})); then
   fi
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Where the package starts its daemon (systemd), its bridge and networks must be in
+  # 198.19.0.0/16, the benchmarking range, never another private one: the same
+  # addresses the compose test gives a daemon it starts (tests/integration/deploy/compose).
+  if [[ " ${missing[*]} " == *" docker.io "* && ! -e /etc/docker/daemon.json ]]; then
+    mkdir -p /etc/docker
+    echo '{"bip": "198.19.0.1/24", "default-address-pools": [{"base": "198.19.64.0/18", "size": 24}]}' \
+      >/etc/docker/daemon.json
+  fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Only the tools are wanted, not the daemons their packages start on a
