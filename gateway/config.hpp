@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/endpoint.hpp"
+#include "common/link/link_dir_trust.hpp"
 #include "common/logging.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/ws/message_reader.hpp"
@@ -39,13 +40,13 @@ struct gateway_config {
 
   // Worker mode: where the per-thread link sockets live, how connections
   // are pinned to workers, and what the workers are told about them.
-  std::string link_dir = "/tmp/framegate";
-  std::string sticky_key = "conn";               // conn | ip | header:NAME | query:NAME | cookie:NAME
-  std::vector<std::string> forward_headers;      // lower-case; origin and cookie always go
-  std::uint32_t credit_window = 1024;            // unacknowledged messages per link
-  std::size_t credit_bytes = 8 * 1024 * 1024;    // unacknowledged bytes per link
-  std::chrono::milliseconds link_ping{1000};     // health ping of every worker link (0: none)
-  std::chrono::milliseconds link_timeout{3000};  // a link silent this long is cut off as dead (0: never)
+  std::string link_dir = link::default_link_dir();  // $XDG_RUNTIME_DIR/framegate, else /tmp/framegate-<uid>
+  std::string sticky_key = "conn";                  // conn | ip | header:NAME | query:NAME | cookie:NAME
+  std::vector<std::string> forward_headers;         // lower-case; origin and cookie always go
+  std::uint32_t credit_window = 1024;               // unacknowledged messages per link
+  std::size_t credit_bytes = 8 * 1024 * 1024;       // unacknowledged bytes per link
+  std::chrono::milliseconds link_ping{1000};        // health ping of every worker link (0: none)
+  std::chrono::milliseconds link_timeout{3000};     // a link silent this long is cut off as dead (0: never)
 
   // Admin HTTP listener (health, readiness, publish API) on its own thread.
   // `admin_explicit`: set by flag or environment, so failing to bind it is

@@ -11,6 +11,7 @@
 
 #include "common/endpoint.hpp"
 #include "common/link/codec.hpp"
+#include "common/link/link_dir_trust.hpp"
 #include "common/logging.hpp"
 #include "worker/broker/redis_url.hpp"
 
@@ -28,11 +29,11 @@ struct link_options {
 };
 
 struct worker_config {
-  std::string id;  // default: "w<pid>"
-  std::string link_dir = "/tmp/framegate";
-  std::vector<std::string> apps;             // paths to mount; empty: every built-in app
-  bool enable_test_apps = false;             // also mount /slow
-  std::chrono::milliseconds slow_delay{50};  // what /slow sleeps per message
+  std::string id;                                   // default: "w<pid>"
+  std::string link_dir = link::default_link_dir();  // as the gateway's
+  std::vector<std::string> apps;                    // paths to mount; empty: every built-in app
+  bool enable_test_apps = false;                    // also mount /slow
+  std::chrono::milliseconds slow_delay{50};         // what /slow sleeps per message
   logging_options logging;
   link_options link{};
   // The broker: Redis when set (--redis), otherwise the gateway hub (one

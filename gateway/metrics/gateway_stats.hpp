@@ -91,8 +91,8 @@ inline constexpr std::array<const char*, 3> worker_rejections{"too_big", "invali
 enum class worker_rejection : std::uint8_t { too_big, invalid_utf8, bad_close_code };
 
 // Why the gateway cut a worker's link off, as an index.
-inline constexpr std::array<const char*, 2> link_cutoffs{"timeout", "backlog"};
-enum class link_cutoff : std::uint8_t { timeout, backlog };
+inline constexpr std::array<const char*, 3> link_cutoffs{"timeout", "backlog", "foreign_user"};
+enum class link_cutoff : std::uint8_t { timeout, backlog, foreign_user };
 
 // What the routing layer of one thread counts (worker mode).
 struct routing_counters {

@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include "common/link/link_dir_trust.hpp"
 #include "common/link/link_socket.hpp"
+#include "common/logging.hpp"
 #include "gateway/routing/worker_link.hpp"
 
 namespace fg::gateway {
@@ -14,9 +16,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 void link_acceptor::prepare_link_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::system_error(ec, "cannot create link directory " + dir);
+  link::prepare_link_dir(dir);
   link::remove_link_sockets(dir);
 }
 
@@ -38,6 +38,17 @@ link_acceptor::link_acceptor(asio::io_context& io, std::string socket_path, std:
 
 link_acceptor::~link_acceptor() { stop(); }
 
+bool link_acceptor::from_this_user(worker_link::socket_type& socket) {
+  // The directory's mode keeps other users out; this is the second lock.
+  const auto uid = link::peer_uid(socket.native_handle());
+  if (uid && *uid == ::geteuid()) return true;
+  component_logger("gateway")->warn("refused a link on {} from uid {}: workers must run as uid {}", socket_path_,
+                                    uid ? std::to_string(*uid) : std::string("?"), ::geteuid());
+  error_code ignored;
+  socket.close(ignored);
+  return false;
+}
+
 void link_acceptor::stop() {
   if (stopped_) return;
   stopped_ = true;
@@ -49,7 +60,9 @@ void link_acceptor::stop() {
 void link_acceptor::do_accept() {
   acceptor_.async_accept([this](error_code ec, worker_link::socket_type socket) {
     if (ec == asio::error::operation_aborted || stopped_) return;
-    if (!ec) {
+    if (!ec && !from_this_user(socket)) {
+      ++counters_.links_cut[static_cast<std::size_t>(link_cutoff::foreign_user)];
+    } else if (!ec) {
       std::make_shared<worker_link>(std::move(socket), events_, read_buffer_, max_envelope_, counters_)->start();
     }
     do_accept();

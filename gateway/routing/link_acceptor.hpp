@@ -40,6 +40,8 @@ class link_acceptor {
       boost::asio::basic_socket_acceptor<boost::asio::local::stream_protocol, boost::asio::io_context::executor_type>;
 
   void do_accept();
+  bool from_this_user(boost::asio::basic_stream_socket<boost::asio::local::stream_protocol,
+                                                       boost::asio::io_context::executor_type>& socket);
 
   std::string socket_path_;
   std::uint32_t max_envelope_;

@@ -1,10 +1,15 @@
 #include "worker/runtime/gateway_link.hpp"
 
 #include <random>
+#include <string>
+
+#include <unistd.h>
 #include <utility>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/write.hpp>
+
+#include "common/link/link_dir_trust.hpp"
 
 namespace fg::worker {
 
@@ -76,6 +81,12 @@ void gateway_link::do_connect() {
 void gateway_link::on_connect(const boost::system::error_code& ec) {
   if (ec) {
     fail("connect: " + ec.message());
+    return;
+  }
+  // Only a gateway of our own user gets our Register (and our clients).
+  if (const auto uid = fg::link::peer_uid(socket_.native_handle()); !uid || *uid != ::geteuid()) {
+    fail("the socket's owner is uid " + (uid ? std::to_string(*uid) : std::string("?")) + ", not this worker's uid " +
+         std::to_string(::geteuid()));
     return;
   }
   state_ = state::registering;

@@ -1,11 +1,13 @@
 #include "worker/runtime/worker_runtime.hpp"
 
+#include <stdexcept>
 #include <utility>
 
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
 
+#include "common/link/link_dir_trust.hpp"
 #include "common/version.hpp"
 #include "worker/runtime/link_dir.hpp"
 
@@ -32,6 +34,10 @@ worker_runtime::worker_runtime(asio::io_context& io, const worker_config& config
 worker_runtime::~worker_runtime() = default;
 
 void worker_runtime::start() {
+  if (const auto why = link::untrusted_link_dir(config_.link_dir))
+    throw std::runtime_error("link directory " + config_.link_dir + " cannot be trusted: " + *why +
+                             " (another local user could stand in for the gateway); use a private directory "
+                             "(--link-dir)");
   log_->info("worker {} (pid {}) serving {} apps; linking to the gateway in {}", config_.id, hello_.pid(),
              hello_.paths_size(), config_.link_dir);
   discover();
@@ -62,6 +68,13 @@ std::size_t worker_runtime::ready_links() const noexcept {
 
 void worker_runtime::discover() {
   if (stopped_) return;
+  // Checked again on every scan: the directory may appear (or change) after start.
+  if (const auto why = link::untrusted_link_dir(config_.link_dir)) {
+    if (!logged_untrusted_) log_->error("not linking through {}: {}", config_.link_dir, *why);
+    logged_untrusted_ = true;
+    return schedule_discovery();
+  }
+  logged_untrusted_ = false;
   std::vector<gateway_link*> added;
   for (const auto& found : scan_link_dir(config_.link_dir)) {
     if (found.index >= links_.size()) links_.resize(found.index + 1);

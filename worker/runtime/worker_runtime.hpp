@@ -83,6 +83,7 @@ class worker_runtime final : public link_events, public link_output, public hub_
   std::vector<std::unique_ptr<gateway_link>> links_;  // by index; null where the gateway has none
   boost::asio::steady_timer discovery_timer_;
   backoff discovery_backoff_;
+  bool logged_untrusted_ = false;  // the link directory is not ours: said once
   bool logged_no_sockets_ = false;
   bool stopped_ = false;
   std::uint32_t gateway_links_ = 0;  // link_count of the last Welcome
