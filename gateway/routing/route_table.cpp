@@ -255,10 +255,27 @@ void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
       if (auto it = routes_.find(e.close().conn_id()); it != routes_.end())
         it->second->conn->close(close_code::from_link(e.close().code()), e.close().reason());
       return;
-    case pb::Envelope::kState:
-      if (auto it = routes_.find(e.state().conn_id()); it != routes_.end())
-        e.state().state().SerializeToString(&it->second->state);
+    case pb::Envelope::kState: {
+      const pb::StateUpdate& u = e.state();
+      const auto it = routes_.find(u.conn_id());
+      if (it == routes_.end()) return;
+      if (u.rooms_joined().empty() && u.rooms_left().empty()) {
+        u.state().SerializeToString(&it->second->state);
+        return;
+      }
+      // A delta (link.proto, StateUpdate): amend the kept state in place.
+      pb::ConnectionState kept;
+      if (u.has_state())
+        kept = u.state();
+      else
+        kept.ParseFromString(it->second->state);
+      auto& rooms = *kept.mutable_rooms();
+      for (const auto& room : u.rooms_left()) rooms.erase(std::remove(rooms.begin(), rooms.end(), room), rooms.end());
+      for (const auto& room : u.rooms_joined())
+        if (std::find(rooms.begin(), rooms.end(), room) == rooms.end()) *kept.add_rooms() = room;
+      kept.SerializeToString(&it->second->state);
       return;
+    }
     case pb::Envelope::kAck: return on_ack(*w, e.ack().seq());
     case pb::Envelope::kPing: {
       pb::Envelope pong;
