@@ -33,3 +33,13 @@ add_executable(framegate_worker_tests
 target_include_directories(framegate_worker_tests PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(framegate_worker_tests PRIVATE framegate_worker_core GTest::gtest GTest::gtest_main)
 gtest_discover_tests(framegate_worker_tests PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+
+# The JSON error path's allocation bound: its own executable, because it
+# replaces the global operator new to count what the parser allocates.
+add_executable(framegate_json_alloc_tests ${PROJECT_SOURCE_DIR}/tests/unit/common/json/json_text_alloc_test.cpp)
+target_include_directories(framegate_json_alloc_tests PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(framegate_json_alloc_tests PRIVATE framegate_worker_core GTest::gtest GTest::gtest_main)
+# GCC sees the replacement delete's free() inlined next to `new` and warns,
+# though the replacement new is malloc: the pair matches.
+target_compile_options(framegate_json_alloc_tests PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
+gtest_discover_tests(framegate_json_alloc_tests PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)

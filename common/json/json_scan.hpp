@@ -1,5 +1,5 @@
 // A raw-span scanner for JSON text that has already been validated (by
-// nlohmann::json::accept): it finds the members of the top-level object
+// json::check_syntax): it finds the members of the top-level object
 // and hands out each value as the exact bytes the sender wrote, so an app
 // can forward a value without re-serializing it (numbers like 2.50 and
 // the sender's spacing survive byte for byte).

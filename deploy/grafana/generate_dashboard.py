@@ -214,6 +214,11 @@ ROWS = [
                Query(f"{WK}gateway_links", "links {{instance}}")]),
         Panel("Sends to gateways", "Send envelopes the workers queued to gateways per second.",
               [rate(f"{WK}sends_total", "instance", "{{instance}}")], "ops"),
+        Panel("Deferred turns and state updates", "Dispatch turns that ended at their per-connection "
+              "budgets with messages still queued (a client sending in bursts: the others are still served), "
+              "and StateUpdates (room membership deltas, one per connection per turn) sent to gateways.",
+              [rate(f"{WK}turns_deferred_total", legend="turns deferred"),
+               rate(f"{WK}state_updates_total", legend="state updates")], "ops"),
     ]),
     Row("Broker", [
         Panel("Broker up", "1 while a worker's broker can deliver across workers (redis: both connections "

@@ -304,10 +304,7 @@ void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
                               close_reason_from_worker(e.close().reason()));
       return;
     }
-    case pb::Envelope::kState:
-      if (auto it = routes_.find(e.state().conn_id()); it != routes_.end())
-        e.state().state().SerializeToString(&it->second->state);
-      return;
+    case pb::Envelope::kState: return on_state(e.state());
     case pb::Envelope::kAck: return on_ack(*w, e.ack().seq());
     case pb::Envelope::kPing: {
       pb::Envelope pong;
@@ -355,6 +352,26 @@ void route_table::on_register(worker& w, const pb::Register& r) {
         "worker '{}' takes messages up to {} bytes (its --max-envelope), below --max-message-size {}: "
         "larger ones will be closed with 1009",
         w.id, w.max_payload, limit);
+}
+
+void route_table::on_state(const pb::StateUpdate& u) {
+  const auto it = routes_.find(u.conn_id());
+  if (it == routes_.end()) return;
+  if (u.rooms_joined().empty() && u.rooms_left().empty()) {
+    u.state().SerializeToString(&it->second->state);
+    return;
+  }
+  // A delta (link.proto, StateUpdate): amend the kept state in place.
+  pb::ConnectionState kept;
+  if (u.has_state())
+    kept = u.state();
+  else
+    kept.ParseFromString(it->second->state);
+  auto& rooms = *kept.mutable_rooms();
+  for (const auto& room : u.rooms_left()) rooms.erase(std::remove(rooms.begin(), rooms.end(), room), rooms.end());
+  for (const auto& room : u.rooms_joined())
+    if (std::find(rooms.begin(), rooms.end(), room) == rooms.end()) *kept.add_rooms() = room;
+  kept.SerializeToString(&it->second->state);
 }
 
 void route_table::on_ack(worker& w, std::uint64_t seq) {

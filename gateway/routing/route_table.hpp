@@ -154,6 +154,7 @@ class route_table : public message_sink, public link_events {
   void forward(route& r, std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload);
   void announce(route& r, std::uint64_t conn_id, bool resumed);
   void deliver(const framegate::link::Send& send);
+  void on_state(const framegate::link::StateUpdate& u);
   void on_ack(worker& w, std::uint64_t seq);
   void refuse_too_big(route& r);
   void resume_paused(worker& w);

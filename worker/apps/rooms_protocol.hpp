@@ -10,7 +10,9 @@
 // the value, never re-serialized). R is compared and re-serialized after
 // decoding, so "r" and "\u0072" are one room. Members other than op, room
 // and data are ignored; a repeated member counts with its last value.
-// Anything else gets {"error":"..."} naming the problem.
+// Anything else gets {"error":"..."} naming the problem; a text nested
+// more than json::max_depth (512) levels deep is refused as invalid, and
+// checking a text never builds a document (json::check_syntax).
 #pragma once
 
 #include <cstddef>

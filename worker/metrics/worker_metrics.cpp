@@ -35,6 +35,12 @@ void write_apps(metrics::exposition& out, const worker_view& w) {
               static_cast<double>(w.core.sends_out));
   out.gauge("framegate_worker_gateway_links", "Links to gateway I/O threads that are up.",
             static_cast<double>(w.links_up));
+  out.counter("framegate_worker_turns_deferred_total",
+              "Dispatch turns that ended within their budgets with client messages still queued.",
+              static_cast<double>(w.core.turns_deferred));
+  out.counter("framegate_worker_state_updates_total",
+              "StateUpdate envelopes queued to gateways (at most one per connection per turn).",
+              static_cast<double>(w.core.state_updates));
 }
 
 void write_broker(metrics::exposition& out, const broker_report& b) {

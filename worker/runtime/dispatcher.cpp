@@ -27,6 +27,16 @@ connection_info info_from(const pb::ConnectionOpened& m) {
   return info;
 }
 
+// Appends to `out` the rooms of `from` that `other` lacks.
+void append_missing(const std::vector<std::string>& from, const std::vector<std::string>& other,
+                    google::protobuf::RepeatedPtrField<std::string>* out) {
+  // Up to max_rooms_per_connection each: a sorted copy beats a scan per room.
+  std::vector<std::string_view> sorted(other.begin(), other.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& room : from)
+    if (!std::binary_search(sorted.begin(), sorted.end(), std::string_view(room))) *out->Add() = room;
+}
+
 connection_state state_from(const pb::ConnectionState& s) {
   connection_state state;
   state.rooms.assign(s.rooms().begin(), s.rooms().end());
@@ -78,15 +88,43 @@ dispatcher::link_ack& dispatcher::ack_of(std::uint32_t link) {
   return acks_[link];
 }
 
+std::uint64_t dispatcher::track(std::uint32_t link, std::uint64_t seq) {
+  link_ack& a = ack_of(link);
+  a.window.emplace_back(seq, false);
+  return a.front_pos + a.window.size() - 1;
+}
+
+void dispatcher::mark_handled(std::uint32_t link, std::uint64_t ack_pos) {
+  link_ack& a = ack_of(link);
+  // A position from before a reset of the link is stale: nothing to do.
+  if (ack_pos < a.front_pos || ack_pos - a.front_pos >= a.window.size()) return;
+  a.window[ack_pos - a.front_pos].second = true;
+  while (!a.window.empty() && a.window.front().second) {
+    a.ackable = std::max(a.ackable, a.window.front().first);
+    a.pending = true;
+    a.window.pop_front();
+    ++a.front_pos;
+  }
+}
+
+void dispatcher::reset_acks(std::uint32_t link) {
+  link_ack& a = ack_of(link);
+  // Positions keep growing, so those still held by inboxes never match again.
+  a.front_pos += a.window.size();
+  a.window.clear();
+  a.pending = false;
+  a.ackable = 0;
+}
+
 // ---------------------------------------------------------------- link events
 
 void dispatcher::on_link_up(std::uint32_t link) {
-  ack_of(link) = {};
+  reset_acks(link);
   if (link == 0 && hub_ != nullptr) hub_->on_hub_up();
 }
 
 void dispatcher::on_link_down(std::uint32_t link) {
-  ack_of(link) = {};
+  reset_acks(link);
   std::vector<conn_id> gone;
   for (const auto& [id, e] : conns_)
     if (e.link == link) gone.push_back(id);
@@ -119,12 +157,82 @@ void dispatcher::on_envelope(std::uint32_t link, const pb::Envelope& e) {
   }
 }
 
-void dispatcher::end_batch(std::uint32_t link) {
-  link_ack& a = ack_of(link);
-  if (!a.pending) return;
-  a.pending = false;
-  ack_env_.mutable_ack()->set_seq(a.highest);
-  out_.queue(link, ack_env_);
+bool dispatcher::end_batch(std::uint32_t) { return serve_turn(); }
+
+bool dispatcher::serve_turn() {
+  std::size_t total = 0;
+  // Each connection ready at the start is visited at most once; one that
+  // still has work goes to the back, behind those not yet served.
+  for (std::size_t visits = ready_.size(); visits > 0 && total < turn_messages_total; --visits) {
+    const conn_id id = ready_.front();
+    ready_.pop_front();
+    const auto it = conns_.find(id);
+    if (it == conns_.end() || !it->second.ready) continue;  // forgotten meanwhile
+    it->second.ready = false;
+    total += serve(id, it->second);
+    // serve() may have forgotten the connection (a queued close).
+    if (const auto again = conns_.find(id); again != conns_.end() && !again->second.inbox.empty()) {
+      again->second.ready = true;
+      ready_.push_back(id);
+    }
+  }
+  flush_states();
+  flush_acks();
+  if (ready_.empty()) return false;
+  ++stats_.turns_deferred;
+  return true;
+}
+
+std::size_t dispatcher::serve(conn_id id, entry& e) {
+  std::size_t handled = 0;
+  std::size_t bytes = 0;
+  while (!e.inbox.empty() && handled < turn_messages_per_connection && bytes < turn_bytes_per_connection) {
+    inbound item = std::move(e.inbox.front());
+    e.inbox.pop_front();
+    --queued_;
+    if (item.is_close) {
+      forget(id, item.close_code);  // `e` is gone
+      return handled;
+    }
+    ++handled;
+    bytes += item.payload.size();
+    handle(id, e, item);
+    mark_handled(item.link, item.ack_pos);
+  }
+  return handled;
+}
+
+void dispatcher::flush_acks() {
+  for (std::uint32_t link = 0; link < acks_.size(); ++link) {
+    link_ack& a = acks_[link];
+    if (!a.pending) continue;
+    a.pending = false;
+    ack_env_.mutable_ack()->set_seq(a.ackable);
+    out_.queue(link, ack_env_);
+  }
+}
+
+void dispatcher::flush_states() {
+  for (const auto& [id, sent] : state_sent_) {
+    const auto it = conns_.find(id);
+    if (it == conns_.end()) continue;
+    const connection_state& now = it->second.conn->state();
+    auto* update = state_env_.mutable_state();
+    update->Clear();
+    update->set_conn_id(id);
+    if (now.app_data != sent.app_data) {
+      auto* full = update->mutable_state();
+      full->mutable_rooms()->Assign(now.rooms.begin(), now.rooms.end());
+      full->set_app_data(now.app_data);
+    } else {
+      append_missing(now.rooms, sent.rooms, update->mutable_rooms_joined());
+      append_missing(sent.rooms, now.rooms, update->mutable_rooms_left());
+      if (update->rooms_joined().empty() && update->rooms_left().empty()) continue;  // changes cancelled
+    }
+    out_.queue(it->second.link, state_env_);
+    ++stats_.state_updates;
+  }
+  state_sent_.clear();
 }
 
 void dispatcher::on_opened(std::uint32_t link, const pb::ConnectionOpened& m) {
@@ -145,7 +253,7 @@ void dispatcher::on_opened(std::uint32_t link, const pb::ConnectionOpened& m) {
   auto conn = std::make_unique<connection>(info_from(m), std::move(state));
   connection& c = *conn;
   app_stats& counted = *stats_of(handler);
-  conns_.emplace(m.conn_id(), entry{std::move(conn), handler, &counted, link});
+  conns_.emplace(m.conn_id(), entry{std::move(conn), handler, &counted, link, {}, false});
   ++stats_.connections_opened;
   if (m.resumed()) ++stats_.connections_resumed;
   ++counted.opened;
@@ -154,30 +262,45 @@ void dispatcher::on_opened(std::uint32_t link, const pb::ConnectionOpened& m) {
 
 void dispatcher::on_message(std::uint32_t link, const pb::Message& m) {
   ++stats_.messages_in;
-  // Handled even when the connection is gone: the gateway still wants
-  // its credit back and the message out of its replay buffer.
-  link_ack& a = ack_of(link);
-  if (!a.pending || m.seq() > a.highest) a.highest = m.seq();
-  a.pending = true;
-
+  const std::uint64_t ack_pos = track(link, m.seq());
   const auto it = conns_.find(m.conn_id());
   if (it == conns_.end()) {
+    // Handled at once: the gateway still wants its credit back and the
+    // message out of its replay buffer.
     ++stats_.messages_to_unknown;
+    mark_handled(link, ack_pos);
     return;
   }
   entry& e = it->second;
-  const message msg{m.binary() ? message_kind::binary : message_kind::text, m.payload()};
+  e.inbox.push_back({ack_pos, link, m.binary(), false, 0, m.payload()});
+  ++queued_;
+  if (!e.ready) {
+    e.ready = true;
+    ready_.push_back(m.conn_id());
+  }
+}
+
+void dispatcher::handle(conn_id id, entry& e, const inbound& item) {
+  const message msg{item.binary ? message_kind::binary : message_kind::text, item.payload};
   app_stats& counted = *e.counted;
   ++counted.handled;
   const auto started = std::chrono::steady_clock::now();
-  guarded(m.conn_id(), e.link, counted, "on_message", [&] { e.handler->on_message(*e.conn, msg); });
+  guarded(id, e.link, counted, "on_message", [&] { e.handler->on_message(*e.conn, msg); });
   counted.handler_ns.observe(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count()));
 }
 
 void dispatcher::on_closed(const pb::ConnectionClosed& m) {
-  if (!conns_.contains(m.conn_id())) return;
-  forget(m.conn_id(), close_code::from_link(m.code()));
+  const auto it = conns_.find(m.conn_id());
+  if (it == conns_.end()) return;
+  const std::uint16_t code = close_code::from_link(m.code());
+  if (!it->second.inbox.empty()) {
+    // The app sees the messages the client sent before it closed first.
+    it->second.inbox.push_back({0, it->second.link, false, true, code, {}});
+    ++queued_;
+    return;
+  }
+  forget(m.conn_id(), code);
 }
 
 void dispatcher::forget(conn_id id, std::uint16_t code) {
@@ -186,6 +309,16 @@ void dispatcher::forget(conn_id id, std::uint16_t code) {
   // Still in the table during on_close, so the app may use the api on it.
   entry& e = it->second;
   guarded(id, e.link, *e.counted, "on_close", [&] { e.handler->on_close(*e.conn, code); });
+  // Messages still queued for it are dropped, but count as handled: an
+  // Ack must not wait for them forever.
+  for (const inbound& item : e.inbox) {
+    --queued_;
+    if (!item.is_close) {
+      ++stats_.messages_to_unknown;
+      mark_handled(item.link, item.ack_pos);
+    }
+  }
+  state_sent_.erase(id);
   conns_.erase(id);
   ++stats_.connections_closed;
 }
@@ -233,15 +366,10 @@ void dispatcher::close(conn_id c, std::uint16_t code, std::string_view reason) {
 }
 
 void dispatcher::keep_state(connection& c, connection_state state) {
-  const auto it = conns_.find(c.id());
+  // The first change this turn remembers what the gateway has; the
+  // StateUpdate against it leaves at the end of the turn (flush_states).
+  if (conns_.contains(c.id())) state_sent_.try_emplace(c.id(), c.state());
   c.mutable_state() = std::move(state);
-  if (it == conns_.end()) return;
-  auto* update = state_env_.mutable_state();
-  update->set_conn_id(c.id());
-  auto* s = update->mutable_state();
-  s->mutable_rooms()->Assign(c.state().rooms.begin(), c.state().rooms.end());
-  s->set_app_data(c.state().app_data);
-  out_.queue(it->second.link, state_env_);
 }
 
 void dispatcher::queue_send(std::uint32_t link, std::span<const conn_id> to, message_kind kind,
@@ -294,6 +422,8 @@ void dispatcher::deliver_room_message(std::string_view room, std::string_view pa
       log_->error("app {} failed on a message for room {}: {}", path, room, e.what());
     }
   });
+  // Not part of a link's turn: what the apps kept leaves now.
+  flush_states();
 }
 
 }  // namespace fg::worker

@@ -119,7 +119,20 @@ void worker_runtime::on_link_down(gateway_link& l, std::string_view) { dispatche
 
 void worker_runtime::on_link_envelope(gateway_link& l, const pb::Envelope& e) { dispatcher_.on_envelope(l.index(), e); }
 
-void worker_runtime::on_link_batch_end(gateway_link& l) { dispatcher_.end_batch(l.index()); }
+void worker_runtime::on_link_batch_end(gateway_link& l) {
+  if (dispatcher_.end_batch(l.index())) schedule_service();
+}
+
+void worker_runtime::schedule_service() {
+  // Messages left after a turn's budgets: the next turn runs after what
+  // the loop already has to do (other links' reads, timers, writes).
+  if (service_scheduled_ || stopped_) return;
+  service_scheduled_ = true;
+  asio::post(io_, [this] {
+    service_scheduled_ = false;
+    if (!stopped_ && dispatcher_.serve_turn()) schedule_service();
+  });
+}
 
 // ------------------------------------------------------------------ batching
 

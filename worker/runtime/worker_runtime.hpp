@@ -7,6 +7,10 @@
 // a turn posts end_of_turn(); it runs the end-of-turn hooks (e.g. the hub
 // broker's coalesced subscriptions), then flushes every link.
 //
+// Fairness: each read ends with a dispatcher turn; when its budgets leave
+// client messages queued, schedule_service() posts the next turn, so
+// other handlers (reads of other links, Redis, timers) run in between.
+//
 // The broker is injected (set_broker): the runtime knows only the api
 // interface and, for a broker that uses the gateway as its hub, the
 // hub_port/hub_listener pair.
@@ -72,6 +76,8 @@ class worker_runtime final : public link_events, public link_output, public hub_
   void discover();
   void schedule_discovery();
   void schedule_flush();
+  // Posts dispatcher turns while messages remain queued (fairness).
+  void schedule_service();
   void end_of_turn();
 
   boost::asio::io_context& io_;
@@ -90,6 +96,7 @@ class worker_runtime final : public link_events, public link_output, public hub_
   std::string gateway_id_;
 
   bool flush_scheduled_ = false;
+  bool service_scheduled_ = false;
   std::vector<std::function<void()>> end_of_turn_;
 };
 

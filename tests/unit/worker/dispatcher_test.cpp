@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "common/logging.hpp"
@@ -310,6 +313,189 @@ TEST_F(Dispatcher, UnexpectedEnvelopesAreIgnoredAndCounted) {
   batch(0, {e});
   EXPECT_EQ(d_->stats().unexpected_envelopes, 1u);
   EXPECT_TRUE(out_.log.empty());
+}
+
+// ---------------------------------------------------------------- fairness
+
+// Delivers `envs` as one read batch without serving a turn.
+void read_only(dispatcher& d, std::uint32_t link, const std::vector<pb::Envelope>& envs) {
+  for (const auto& e : envs) d.on_envelope(link, e);
+}
+
+// Each Ack in `sent` covers only messages whose echo came before it, and
+// acks only grow.
+void expect_acks_follow_their_replies(const std::vector<pb::Envelope>& sent,
+                                      const std::map<std::string, std::uint64_t>& seq_of) {
+  std::set<std::uint64_t> replied;
+  std::uint64_t last_ack = 0;
+  for (const auto& e : sent) {
+    if (e.has_send()) replied.insert(seq_of.at(e.send().payload()));
+    if (!e.has_ack()) continue;
+    EXPECT_GT(e.ack().seq(), last_ack);
+    last_ack = e.ack().seq();
+    for (std::uint64_t seq = 1; seq <= last_ack; ++seq)
+      ASSERT_TRUE(replied.contains(seq)) << "Ack " << last_ack << " before the reply to " << seq;
+  }
+}
+
+TEST_F(Dispatcher, ABurstOfOneConnectionDoesNotDelayAnotherBeyondOneBudget) {
+  batch(0, {opened(1, "/echo"), opened(2, "/echo")});
+  std::vector<pb::Envelope> envs;
+  std::map<std::string, std::uint64_t> seq_of;
+  for (std::uint64_t seq = 1; seq <= 1000; ++seq) {
+    envs.push_back(message_env(1, "a" + std::to_string(seq), seq));
+    seq_of["a" + std::to_string(seq)] = seq;
+  }
+  envs.push_back(message_env(2, "b", 1001));
+  seq_of["b"] = 1001;
+  read_only(*d_, 0, envs);
+
+  EXPECT_TRUE(d_->end_batch(0)) << "the burst is not done in one turn";
+  std::vector<std::string> first_turn;
+  for (const auto& e : out_.on(0))
+    if (e.has_send()) first_turn.push_back(e.send().payload());
+  ASSERT_EQ(first_turn.size(), dispatcher::turn_messages_per_connection + 1);
+  EXPECT_EQ(first_turn.back(), "b") << "b's reply comes within the first turn, not after a1000";
+  // Only a1..a16 are handled in order from the start: b (1001) is not covered yet.
+  ASSERT_TRUE(out_.on(0).back().has_ack());
+  EXPECT_EQ(out_.on(0).back().ack().seq(), dispatcher::turn_messages_per_connection);
+
+  std::size_t turns = 1;
+  while (d_->serve_turn()) ++turns;
+  ++turns;  // the one that returned false
+  EXPECT_EQ(turns, (1000 + dispatcher::turn_messages_per_connection - 1) / dispatcher::turn_messages_per_connection);
+  EXPECT_EQ(d_->queued_messages(), 0u);
+  const auto sent = out_.on(0);
+  std::vector<std::string> a_replies;
+  for (const auto& e : sent)
+    if (e.has_send() && e.send().payload() != "b") a_replies.push_back(e.send().payload());
+  ASSERT_EQ(a_replies.size(), 1000u);
+  for (std::size_t i = 0; i < a_replies.size(); ++i) EXPECT_EQ(a_replies[i], "a" + std::to_string(i + 1));
+  expect_acks_follow_their_replies(sent, seq_of);
+  ASSERT_TRUE(sent.back().has_ack());
+  EXPECT_EQ(sent.back().ack().seq(), 1001u);
+}
+
+TEST_F(Dispatcher, AByteBudgetLimitsATurnToOneLargeMessage) {
+  batch(0, {opened(1, "/echo")});
+  const std::string big(dispatcher::turn_bytes_per_connection, 'x');
+  read_only(*d_, 0, {message_env(1, big, 1), message_env(1, big, 2)});
+  EXPECT_TRUE(d_->end_batch(0));
+  EXPECT_EQ(d_->queued_messages(), 1u);
+  EXPECT_FALSE(d_->serve_turn());
+  EXPECT_EQ(out_.on(0).back().ack().seq(), 2u);
+}
+
+TEST_F(Dispatcher, AClosedConnectionsQueuedMessagesAreHandledBeforeItsClose) {
+  batch(0, {opened(7, "/rec")});
+  std::vector<pb::Envelope> envs;
+  for (std::uint64_t seq = 1; seq <= 20; ++seq) envs.push_back(message_env(7, "m", seq));
+  envs.push_back(closed_env(7, 1000));
+  read_only(*d_, 0, envs);
+  while (d_->serve_turn()) {
+  }
+  ASSERT_EQ(rec_->events.size(), 22u);
+  EXPECT_EQ(rec_->events[20], "message 7 m");
+  EXPECT_EQ(rec_->events[21], "close 7 1000");
+  EXPECT_EQ(d_->connection_count(), 0u);
+  EXPECT_EQ(out_.on(0).back().ack().seq(), 20u);
+}
+
+TEST_F(Dispatcher, ALostLinkDropsItsQueuedMessagesAndLaterAcksDoNotWaitForThem) {
+  batch(0, {opened(1, "/echo")});
+  std::vector<pb::Envelope> envs;
+  for (std::uint64_t seq = 1; seq <= 40; ++seq) envs.push_back(message_env(1, "m", seq));
+  read_only(*d_, 0, envs);
+  EXPECT_TRUE(d_->end_batch(0));
+  d_->on_link_down(0);
+  EXPECT_EQ(d_->queued_messages(), 0u);
+  EXPECT_FALSE(d_->serve_turn());
+  d_->on_link_up(0);
+  out_.clear();
+  batch(0, {opened(2, "/echo"), message_env(2, "after", 1)});
+  const auto sent = out_.on(0);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].send().payload(), "after");
+  EXPECT_EQ(sent[1].ack().seq(), 1u);
+}
+
+// ---------------------------------------------------------------- state deltas
+
+pb::Envelope rooms_op(std::uint64_t id, const std::string& op, const std::string& room, std::uint64_t seq) {
+  return message_env(id, R"({"op":")" + op + R"(","room":")" + room + R"("})", seq);
+}
+
+std::vector<pb::StateUpdate> state_updates(const fakes::fake_link_output& out, std::uint32_t link) {
+  std::vector<pb::StateUpdate> updates;
+  for (const auto& e : out.on(link))
+    if (e.has_state()) updates.push_back(e.state());
+  return updates;
+}
+
+std::vector<std::string> names(const google::protobuf::RepeatedPtrField<std::string>& rooms) {
+  return {rooms.begin(), rooms.end()};
+}
+
+TEST_F(Dispatcher, MembershipChangesLeaveAsOneDeltaPerTurn) {
+  batch(0, {opened(3, "/rooms")});
+  batch(0, {rooms_op(3, "join", "a", 1), rooms_op(3, "join", "b", 2), rooms_op(3, "join", "c", 3),
+            rooms_op(3, "leave", "a", 4)});
+  auto updates = state_updates(out_, 0);
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].conn_id(), 3u);
+  EXPECT_FALSE(updates[0].has_state());
+  EXPECT_EQ(names(updates[0].rooms_joined()), (std::vector<std::string>{"b", "c"}));
+  EXPECT_TRUE(updates[0].rooms_left().empty());
+  // The update precedes the turn's Ack.
+  EXPECT_TRUE(out_.on(0).back().has_ack());
+  EXPECT_TRUE(out_.on(0)[out_.on(0).size() - 2].has_state());
+
+  out_.clear();
+  batch(0, {rooms_op(3, "leave", "b", 5)});
+  updates = state_updates(out_, 0);
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_TRUE(updates[0].rooms_joined().empty());
+  EXPECT_EQ(names(updates[0].rooms_left()), (std::vector<std::string>{"b"}));
+}
+
+TEST_F(Dispatcher, AJoinAndLeaveOfOneRoomInOneTurnCancel) {
+  batch(0, {opened(3, "/rooms")});
+  batch(0, {rooms_op(3, "join", "t", 1), rooms_op(3, "leave", "t", 2)});
+  EXPECT_TRUE(state_updates(out_, 0).empty());
+  EXPECT_EQ(out_.on(0).back().ack().seq(), 2u);
+}
+
+TEST_F(Dispatcher, AChangeOfAppDataSendsTheFullState) {
+  batch(2, {opened(6, "/rec")});
+  batch(2, {message_env(6, "keep", 1)});
+  const auto updates = state_updates(out_, 2);
+  ASSERT_EQ(updates.size(), 1u);
+  ASSERT_TRUE(updates[0].has_state());
+  EXPECT_EQ(names(updates[0].state().rooms()), (std::vector<std::string>{"k"}));
+  EXPECT_EQ(updates[0].state().app_data(), "d");
+  EXPECT_TRUE(updates[0].rooms_joined().empty());
+}
+
+TEST_F(Dispatcher, AThousandToggleCostsRoomNamesNotRoomLists) {
+  // A member of 255 rooms toggles one more 1,000 times, one message per
+  // read (the worst case for coalescing). Each StateUpdate used to carry
+  // all 256 rooms (about 8 KiB here, 8 MB in all); a delta carries one.
+  batch(0, {opened(3, "/rooms")});
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 255; ++i)
+    batch(0, {rooms_op(3, "join", "a-room-with-a-longish-name-" + std::to_string(i), ++seq)});
+  out_.clear();
+  for (int i = 0; i < 1000; ++i) batch(0, {rooms_op(3, i % 2 == 0 ? "join" : "leave", "toggle", ++seq)});
+  std::size_t state_bytes = 0;
+  std::size_t updates = 0;
+  for (const auto& e : out_.on(0))
+    if (e.has_state()) {
+      state_bytes += e.ByteSizeLong();
+      ++updates;
+    }
+  EXPECT_EQ(updates, 1000u);
+  EXPECT_LT(state_bytes, 32u * 1024u) << state_bytes << " bytes of StateUpdate for 1,000 toggles";
+  std::cout << "[ measured ] " << state_bytes << " bytes of StateUpdate for 1,000 toggles\n";
 }
 
 }  // namespace

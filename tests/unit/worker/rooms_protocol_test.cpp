@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "common/json/json_text.hpp"
+
 namespace {
 
 using fg::worker::parse_rooms_request;
@@ -104,11 +106,16 @@ TEST(RoomsProtocol, ErrorsAreJsonObjectsWithAnErrorString) {
 }
 
 TEST(RoomsProtocol, DeepNestingIsAnAnswerNotACrash) {
-  const std::string deep =
-      R"({"op":"publish","room":"r","data":)" + std::string(50000, '[') + std::string(50000, ']') + "}";
-  const auto r = parse_rooms_request(deep);
+  const auto nested = [](std::size_t depth) {
+    return R"({"op":"publish","room":"r","data":)" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  };
+  // The object itself is one level: data may nest max_depth - 1 more.
+  const auto r = parse_rooms_request(nested(fg::json::max_depth - 1));
   ASSERT_TRUE(r.request) << r.error;
-  EXPECT_EQ(r.request->data.size(), 100000u);
+  EXPECT_EQ(r.request->data.size(), 2 * (fg::json::max_depth - 1));
+  const auto too_deep = parse_rooms_request(nested(50000));
+  ASSERT_FALSE(too_deep.request);
+  EXPECT_EQ(too_deep.error, "invalid JSON: nested more than 512 levels deep");
   EXPECT_FALSE(parse_rooms_request(std::string(50000, '[')).request);
 }
 

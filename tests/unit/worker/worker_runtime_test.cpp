@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 
 #include <boost/asio/local/stream_protocol.hpp>
@@ -207,29 +208,55 @@ TEST_F(WorkerRuntime, EchoesAndAcksABatchInOneWrite) {
   auto& gw = gateway_->last(0);
   const auto writes_before = runtime_->link_at(0)->stats().writes;
 
-  std::vector<pb::Envelope> batch{opened(1, "/echo")};
-  for (std::uint64_t seq = 1; seq <= 100; ++seq) batch.push_back(text(1, "m" + std::to_string(seq), seq));
+  // 100 messages from 10 connections: within one turn's budgets.
+  std::vector<pb::Envelope> batch;
+  for (std::uint64_t id = 1; id <= 10; ++id) batch.push_back(opened(id, "/echo"));
+  for (std::uint64_t seq = 1; seq <= 100; ++seq) batch.push_back(text(1 + (seq - 1) % 10, std::to_string(seq), seq));
   gw.write(batch);
   ASSERT_TRUE(
       run_until([&] { return !gw.got.empty() && gw.got.back().has_ack() && gw.got.back().ack().seq() == 100; }));
   ASSERT_EQ(gw.count(pb::Envelope::kSend), 100u);
-  // Sends in order, each before the Ack that covers it.
-  std::uint64_t next = 1, acked = 0;
+  // Each connection's replies in order, all before the one Ack.
+  std::map<std::uint64_t, std::uint64_t> last_of;
   for (const auto& e : gw.got) {
-    if (e.has_send()) {
-      EXPECT_EQ(e.send().payload(), "m" + std::to_string(next));
-      EXPECT_GT(next, acked) << "a message was acked before its reply was queued";
-      ++next;
-    } else if (e.has_ack()) {
-      EXPECT_EQ(e.ack().seq(), next - 1) << "the Ack covers exactly the replies before it";
-      acked = e.ack().seq();
-    }
+    if (!e.has_send()) continue;
+    const std::uint64_t seq = std::stoull(e.send().payload());
+    EXPECT_GT(seq, last_of[e.send().conn_ids(0)]);
+    last_of[e.send().conn_ids(0)] = seq;
   }
   // The batch (~2.5 KB, one write on a Unix socket) arrives in one read:
   // its 100 replies and its Ack leave in one write, not one per envelope
   // (nor a first write for the first reply and a second for the rest).
   EXPECT_EQ(runtime_->link_at(0)->stats().writes - writes_before, 1u);
   EXPECT_EQ(gw.count(pb::Envelope::kAck), 1u);
+}
+
+TEST_F(WorkerRuntime, ABurstOfOneConnectionIsServedOverLaterTurnsWithAcksInOrder) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 1);
+  start_worker();
+  register_link(0, 1);
+  auto& gw = gateway_->last(0);
+
+  std::vector<pb::Envelope> batch{opened(1, "/echo")};
+  for (std::uint64_t seq = 1; seq <= 100; ++seq) batch.push_back(text(1, "m" + std::to_string(seq), seq));
+  gw.write(batch);
+  ASSERT_TRUE(
+      run_until([&] { return !gw.got.empty() && gw.got.back().has_ack() && gw.got.back().ack().seq() == 100; }));
+  ASSERT_EQ(gw.count(pb::Envelope::kSend), 100u);
+  // Sends in order, each before the Ack that covers it; several turns,
+  // so several Acks.
+  std::uint64_t next = 1, acked = 0;
+  for (const auto& e : gw.got) {
+    if (e.has_send()) {
+      EXPECT_EQ(e.send().payload(), "m" + std::to_string(next));
+      ++next;
+    } else if (e.has_ack()) {
+      EXPECT_EQ(e.ack().seq(), next - 1) << "the Ack covers exactly the replies before it";
+      EXPECT_GT(e.ack().seq(), acked);
+      acked = e.ack().seq();
+    }
+  }
+  EXPECT_GT(gw.count(pb::Envelope::kAck), 1u);
 }
 
 TEST_F(WorkerRuntime, AnswersPings) {

@@ -706,5 +706,53 @@ TEST_F(route_table_test, stop_closes_every_link_and_moves_nobody) {
   message(c, "dropped quietly");  // no worker: nothing to send it to
 }
 
+// ---------------------------------------------------------------- state deltas
+
+// A StateUpdate for conn `id`: `full` replaces the kept rooms when given.
+pb::Envelope state_update(std::uint64_t id, std::vector<std::string> joined, std::vector<std::string> left,
+                          const std::vector<std::string>* full = nullptr) {
+  pb::Envelope e;
+  auto* u = e.mutable_state();
+  u->set_conn_id(id);
+  for (auto& r : joined) u->add_rooms_joined(std::move(r));
+  for (auto& r : left) u->add_rooms_left(std::move(r));
+  if (full != nullptr)
+    for (const auto& r : *full) u->mutable_state()->add_rooms(r);
+  return e;
+}
+
+// The rooms conn `id` resumes with on `to` once its worker `from` is gone.
+std::vector<std::string> resumed_rooms(fake_link& from, fake_link& to, std::uint64_t id) {
+  from.close("killed");
+  for (const auto& o : to.opened())
+    if (o.conn_id() == id && o.resumed()) return {o.state().rooms().begin(), o.state().rooms().end()};
+  ADD_FAILURE() << "conn " << id << " was not resumed";
+  return {};
+}
+
+TEST_F(failover_test, state_deltas_amend_the_kept_rooms_and_survive_failover) {
+  a_->deliver(state_update(on_a_->id(), {"a", "b", "c"}, {}));
+  a_->deliver(state_update(on_a_->id(), {"d", "b"}, {"a", "missing"}));  // b already kept: not twice
+  EXPECT_EQ(resumed_rooms(*a_, *b_, on_a_->id()), (std::vector<std::string>{"b", "c", "d"}));
+}
+
+TEST_F(failover_test, a_full_state_replaces_then_its_deltas_apply) {
+  a_->deliver(state_update(on_a_->id(), {"old"}, {}));
+  const std::vector<std::string> full{"x", "y"};
+  a_->deliver(state_update(on_a_->id(), {"z"}, {"x"}, &full));
+  EXPECT_EQ(resumed_rooms(*a_, *b_, on_a_->id()), (std::vector<std::string>{"y", "z"}));
+}
+
+TEST_F(failover_test, an_update_with_neither_state_nor_delta_keeps_an_empty_state) {
+  a_->deliver(state_update(on_a_->id(), {"a"}, {}));
+  a_->deliver(state_update(on_a_->id(), {}, {}));
+  EXPECT_TRUE(resumed_rooms(*a_, *b_, on_a_->id()).empty());
+}
+
+TEST_F(failover_test, a_delta_for_an_unknown_connection_is_ignored) {
+  a_->deliver(state_update(12345, {"a"}, {}));
+  EXPECT_TRUE(resumed_rooms(*a_, *b_, on_a_->id()).empty());
+}
+
 }  // namespace
 }  // namespace fg::gateway
