@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "common/config_error.hpp"
 #include "common/httpd/listener.hpp"
 #include "common/logging.hpp"
 #include "worker/admin/worker_routes.hpp"
@@ -24,7 +25,8 @@
 namespace {
 
 // At the default address a bind failure only warns (another worker on this
-// machine may hold it); an address the operator chose must be honoured.
+// machine may hold it); an address the operator chose must be honoured, or
+// the worker exits with the configuration-error status.
 void start_admin(fg::httpd::listener& admin, const fg::worker::worker_config& config) {
   if (!config.admin) return;
   auto log = fg::component_logger("worker");
@@ -32,7 +34,7 @@ void start_admin(fg::httpd::listener& admin, const fg::worker::worker_config& co
     admin.start(*config.admin);
     log->log(fg::readiness_level(*log), "admin listening on {}:{}", config.admin->host, admin.port());
   } catch (const std::system_error& e) {
-    if (config.admin_explicit) throw;
+    if (config.admin_explicit) throw fg::config_error(std::string(e.what()) + " (choose another --admin, or off)");
     log->warn("{}: admin listener disabled (set --admin)", e.what());
   }
 }
@@ -118,6 +120,9 @@ int main(int argc, char** argv) {
       log->info("hub broker: {} publishes ({} dropped), {} deliveries", b.publishes, b.publishes_dropped, b.deliveries);
     }
     return 0;
+  } catch (const fg::config_error& e) {
+    std::fprintf(stderr, "framegate-worker: %s\n", e.what());
+    return fg::config_error_exit;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "framegate-worker: %s\n", e.what());
     return 1;
