@@ -217,10 +217,12 @@ void cluster::on_exit(supervised_child& child, int wait_status) {
     begin_stop(1);
     return;
   }
-  // A configuration error before the child was ready (a worker has no ready
-  // line: any) comes back on every restart: a crash loop, with the gateway
-  // answering 503 meanwhile. Stop the cluster and say why instead.
-  if (is_config_error(wait_status) && !child.ready_this_run()) {
+  // A configuration error comes back on every restart: a crash loop, with
+  // the gateway answering 503 meanwhile. Stop the cluster and say why
+  // instead. The children exit with it only while starting, but not always
+  // before their ready line: the gateway prints "listening on" before it
+  // binds its admin listener, so readiness is no test of "still starting".
+  if (is_config_error(wait_status)) {
     logger()->error("{} rejected its configuration (exit status {}): not restarting it; stopping the cluster",
                     child.name(), config_error_exit);
     config_failure_ = &child;

@@ -26,8 +26,8 @@ class cluster {
   // cluster has stopped. Throws std::system_error if the gateway cannot start.
   void start();
   // 0 after a requested stop, 1 when start-up failed, 2 (config_error_exit)
-  // when a child rejected its configuration before it was ready (an option,
-  // a secret file, a port that is taken).
+  // when a child rejected its configuration (an option, a secret file, a
+  // port that is taken).
   int exit_code() const { return exit_code_; }
 
  private:

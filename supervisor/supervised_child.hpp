@@ -50,9 +50,6 @@ class supervised_child {
   const std::string& name() const { return process_.spec().name; }
   pid_t pid() const { return process_.pid(); }
   unsigned runs() const { return runs_; }
-  // Whether the ready pattern was seen in the current (or last) run; always
-  // false for a child without one.
-  bool ready_this_run() const { return ready_this_run_; }
   // The last line the current (or last) run wrote: its error, once it has
   // exited and its output is drained.
   const std::string& last_line() const { return last_line_; }

@@ -228,6 +228,21 @@ class RealChildrenTest(unittest.TestCase):
         self.assertIn("w1 rejected its configuration", out)
         self.assertRegex(out, rf"w1 failed at start-up: .*127\.0\.0\.1:{taken}.*--worker-admin")
 
+    def test_gateway_admin_port_taken_stops_the_cluster_although_it_printed_ready(self):
+        # The gateway prints "listening on" before it binds its admin listener:
+        # its configuration error comes after its ready line, and must not loop.
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            taken = holder.getsockname()[1]
+            sup = Supervisor(["--listen", f"127.0.0.1:{free_port()}", "--admin", f"127.0.0.1:{taken}",
+                              "--workers", "1", "--no-redis", "--worker-admin", "127.0.0.1:0"], self.env())
+            self.supervisors.append(sup)
+            self.assertEqual(sup.wait_exit(), 2, sup.output())
+        out = sup.output()
+        self.assertEqual(len(re.findall(r"started gateway ", out)), 1, f"gateway restarted after a config error\n{out}")
+        self.assertRegex(out, rf"gateway failed at start-up: .*127\.0\.0\.1:{taken}.*--admin")
+
     def test_second_cluster_on_the_same_worker_admin_ports_stops_at_once(self):
         # Two `framegate up` with the same defaults but --listen: the second's
         # workers cannot have the admin ports. It must stop and say which port
