@@ -34,11 +34,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def closed_port() -> int:
-    """A port nobody listens on (bound, then released): connections to it are refused."""
-    return free_port()
-
-
 def free_port_pair() -> int:
     """A port P with P+1 free too, for two workers' admin listeners (--worker-admin P)."""
     for _ in range(50):
@@ -119,11 +114,30 @@ class RealChildrenTest(unittest.TestCase):
 
     # -- secrets ---------------------------------------------------------------
 
+    def redis_with_password(self) -> int:
+        """A real redis-server on a free port that requires PASSWORD (from its config file, not its argv)."""
+        port = free_port()
+        conf = self.secret_file("redis.conf", f"port {port}\nbind 127.0.0.1\nrequirepass {PASSWORD}\n"
+                                              f"save \"\"\nappendonly no\ndir {self.tmp}\n")
+        proc = subprocess.Popen([shutil.which("redis-server") or "redis-server", conf], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.processes.append(proc)
+
+        def accepts() -> bool:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+
+        wait_until(accepts, "redis-server accepting connections")
+        return port
+
     def assert_password_hidden(self, sup: Supervisor, workers: int) -> None:
         sup.wait_for_line(r"^\[gateway\] .*listening on 127\.0\.0\.1:", "the gateway ready")
         for k in range(1, workers + 1):
-            # The worker names its Redis (unreachable here: it retries).
-            sup.wait_for_line(rf"^\[w{k}\] .*rooms through Redis at ", f"w{k} naming its Redis")
+            # Connected (AUTH accepted) on both connections: the password did arrive.
+            sup.wait_for_line(rf"^\[w{k}\] .*\bconnected to ", f"w{k} connected to Redis", count=2)
         children = self.child_pids(sup)
         self.assertEqual(len(children), 1 + workers, sup.output())
         for pid in children:
@@ -135,20 +149,20 @@ class RealChildrenTest(unittest.TestCase):
         self.assertNotIn(PASSWORD, sup.stdout)
         # Redacted, not dropped: the logs still say where and as whom.
         for k in range(1, workers + 1):
-            self.assertRegex(sup.output(), rf"\[w{k}\] .*rooms through Redis at redis://app:\*\*\*@127\.0\.0\.1:")
+            self.assertRegex(sup.output(), rf"\[w{k}\] .*connected to redis://default:\*\*\*@127\.0\.0\.1:")
 
     def test_redis_password_in_the_url_reaches_no_log_line_and_no_command_line(self):
-        url = f"redis://app:{PASSWORD}@127.0.0.1:{closed_port()}"
+        url = f"redis://default:{PASSWORD}@127.0.0.1:{self.redis_with_password()}"
         sup = self.up("--listen", f"127.0.0.1:{free_port()}", "--workers", "2", "--worker-admin", "127.0.0.1:0",
                       "--redis", url)
         self.assert_password_hidden(sup, 2)
-        self.assertIn("Redis redis://app:***@127.0.0.1:", sup.output(), "the supervisor's redacted Redis URL")
+        self.assertIn("Redis redis://default:***@127.0.0.1:", sup.output(), "the supervisor's redacted Redis URL")
 
     def test_redis_password_file_is_passed_on_by_name(self):
         path = self.secret_file("redis-password", PASSWORD + "\n")
         sup = self.up("--listen", f"127.0.0.1:{free_port()}", "--workers", "1", "--worker-admin", "127.0.0.1:0",
-                      "--redis", f"redis://app@127.0.0.1:{closed_port()}", "--redis-password-file", path)
-        # "app:***@": the worker read the password from the file (no password, no "***").
+                      "--redis", f"redis://default@127.0.0.1:{self.redis_with_password()}",
+                      "--redis-password-file", path)
         self.assert_password_hidden(sup, 1)
 
     def test_print_config_hides_the_redis_password_and_the_api_token(self):
