@@ -2,6 +2,7 @@
 // message on (with --echo, straight back to its sender).
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <optional>
 #include <system_error>
@@ -71,8 +72,14 @@ int main(int argc, char** argv) {
     try {
       server.start();
     } catch (const std::system_error& e) {
-      // Without its client listener the gateway is of no use; retrying cannot help.
-      throw fg::config_error(std::string(e.what()) + " (choose another --listen)");
+      // Without its client listener the gateway is of no use, and retrying
+      // cannot help: a configuration error. Exit at once: I/O threads that
+      // never ran do not shut down in order (their destructors would wait
+      // forever), and the link sockets left behind are removed at the next
+      // start as stale.
+      std::fprintf(stderr, "framegate-gateway: %s (choose another --listen)\n", e.what());
+      std::fflush(nullptr);
+      std::_Exit(fg::config_error_exit);
     }
     // Declared after the server, so stopped and destroyed before thread 0's
     // router it asks questions of.

@@ -229,6 +229,24 @@ class RealChildrenTest(unittest.TestCase):
 
     # -- configuration errors at start-up ---------------------------------------
 
+    def test_gateway_listen_port_taken_is_a_configuration_error(self):
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            taken = holder.getsockname()[1]
+            proc = subprocess.Popen([GATEWAY_BIN, "--listen", f"127.0.0.1:{taken}", "--admin", "off", "--link-dir",
+                                     os.path.join(self.tmp, "links")], env=self.env(), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.processes.append(proc)
+            _, err = proc.communicate(timeout=WAIT)
+            self.assertEqual(proc.returncode, 2, err)
+            self.assertIn(f"127.0.0.1:{taken}", err)
+            self.assertIn("--listen", err)
+            # Under framegate up: stopped at once with the gateway's reason, not after --start-timeout.
+            sup = self.up("--listen", f"127.0.0.1:{taken}", "--workers", "1", "--no-redis", "--start-timeout", "60")
+            self.assertEqual(sup.wait_exit(), 2, sup.output())
+        self.assertRegex(sup.output(), rf"gateway failed at start-up: .*127\.0\.0\.1:{taken}.*--listen")
+
     def test_worker_admin_port_taken_stops_the_cluster_instead_of_a_crash_loop(self):
         with socket.socket() as holder:
             holder.bind(("127.0.0.1", 0))
