@@ -9,14 +9,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/config_error.hpp"
 #include "common/logging.hpp"
 
 namespace fg {
 
 // Runs `parse` (CLI11's parse plus the program's own checks). --help prints
 // the usage and --version the version, both exiting 0; any error prints
-// "<program>: <reason>" on stderr and exits 2, so a supervisor can tell a
-// configuration mistake (not worth a restart) from a crash.
+// "<program>: <reason>" on stderr and exits config_error_exit (2), so a
+// supervisor can tell a configuration mistake (not worth a restart) from a
+// crash.
 template <class Fn>
 void parse_or_exit(CLI::App& app, const char* program, Fn&& parse) {
   try {
@@ -29,10 +31,10 @@ void parse_or_exit(CLI::App& app, const char* program, Fn&& parse) {
     std::exit(0);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
-    std::exit(2);
+    std::exit(config_error_exit);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
-    std::exit(2);
+    std::exit(config_error_exit);
   }
 }
 

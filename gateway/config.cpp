@@ -15,6 +15,7 @@
 #include "common/cli_parse.hpp"
 
 #include "common/option_values.hpp"
+#include "common/secret_file.hpp"
 #include "gateway/routing/sticky_key.hpp"
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/inflater.hpp"
@@ -182,9 +183,15 @@ gateway_config parse_gateway_config(int argc, char** argv) {
                      "free port; off: none)")
           ->envname("FRAMEGATE_ADMIN")
           ->capture_default_str();
-  app.add_option("--api-token", cfg.api_token,
-                 "Bearer token that POST /api/publish requires (unset: the publish API is disabled)")
-      ->envname("FRAMEGATE_API_TOKEN");
+  auto* api_token_opt = app.add_option("--api-token", cfg.api_token,
+                                       "Bearer token that POST /api/publish requires (unset: the publish API is "
+                                       "disabled); visible in ps: prefer --api-token-file")
+                            ->envname("FRAMEGATE_API_TOKEN");
+  std::string api_token_file;
+  auto* api_token_file_opt =
+      app.add_option("--api-token-file", api_token_file,
+                     "File holding the bearer token of POST /api/publish (one trailing newline ignored)")
+          ->envname("FRAMEGATE_API_TOKEN_FILE");
   app.add_option("--static-dir", cfg.static_dir,
                  "Answer plain HTTP GET/HEAD (no Upgrade) on the client listener with files of this directory "
                  "(unset: 426)")
@@ -210,6 +217,11 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     if (link_timeout > 0 && (link_ping <= 0 || link_ping >= link_timeout))
       throw std::invalid_argument("--link-timeout (" + std::to_string(link_timeout) +
                                   " s) needs --link-ping above 0 and below it (" + std::to_string(link_ping) + " s)");
+    if (api_token_file_opt->count() > 0) {
+      if (api_token_opt->count() > 0)
+        throw std::invalid_argument("--api-token and --api-token-file (or their variables) both given: keep one");
+      cfg.api_token = read_secret_file(api_token_file, "--api-token-file");
+    }
   });
 
   if (cfg.threads == 0) cfg.threads = std::max(1u, std::thread::hardware_concurrency());

@@ -70,7 +70,7 @@ struct gateway_config {
 std::string describe_deflate(const ws::deflate_options& d);
 
 // Parses argv (and the environment). On --help prints usage and exits 0;
-// on a bad option prints one line to stderr and exits 2.
+// on a bad option prints one line to stderr and exits 2 (config_error_exit).
 gateway_config parse_gateway_config(int argc, char** argv);
 
 }  // namespace fg::gateway

@@ -2,6 +2,7 @@
 // message on (with --echo, straight back to its sender).
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <optional>
 #include <system_error>
@@ -9,6 +10,7 @@
 
 #include <sys/resource.h>
 
+#include "common/config_error.hpp"
 #include "common/logging.hpp"
 #include "gateway/admin/admin_server.hpp"
 #include "gateway/config.hpp"
@@ -30,7 +32,8 @@ void raise_open_file_limit() {
 // The admin listener, after the WebSocket listener so that its "admin
 // listening on" line never comes first. At the default address a bind
 // failure only warns (another gateway on this machine may hold it); an
-// address the operator chose must be honoured or the start fails.
+// address the operator chose must be honoured or the start fails, as a
+// configuration error (a supervisor does not restart it).
 void start_admin(std::optional<fg::gateway::admin::admin_server>& admin, const fg::gateway::gateway_config& config,
                  fg::gateway::server& server, fg::gateway::worker_router* router) {
   std::vector<fg::gateway::io_thread*> threads;
@@ -39,7 +42,7 @@ void start_admin(std::optional<fg::gateway::admin::admin_server>& admin, const f
   try {
     admin->start();
   } catch (const std::system_error& e) {
-    if (config.admin_explicit) throw;
+    if (config.admin_explicit) throw fg::config_error(std::string(e.what()) + " (choose another --admin, or off)");
     fg::component_logger("gateway")->warn("{}: admin listener disabled (set --admin)", e.what());
     admin.reset();
   }
@@ -66,7 +69,18 @@ int main(int argc, char** argv) {
     });
     if (config.deflate().enabled) log->info("{}", fg::gateway::describe_deflate(config.deflate()));
     if (!config.echo) log->info("waiting for workers on {}/link-*.sock", config.link_dir);
-    server.start();
+    try {
+      server.start();
+    } catch (const std::system_error& e) {
+      // Without its client listener the gateway is of no use, and retrying
+      // cannot help: a configuration error. Exit at once: I/O threads that
+      // never ran do not shut down in order (their destructors would wait
+      // forever), and the link sockets left behind are removed at the next
+      // start as stale.
+      std::fprintf(stderr, "framegate-gateway: %s (choose another --listen)\n", e.what());
+      std::fflush(nullptr);
+      std::_Exit(fg::config_error_exit);
+    }
     // Declared after the server, so stopped and destroyed before thread 0's
     // router it asks questions of.
     std::optional<fg::gateway::admin::admin_server> admin;
@@ -84,6 +98,9 @@ int main(int argc, char** argv) {
           t.deflate_bytes_in_uncompressed, t.deflate_messages_out, t.deflate_bytes_out_uncompressed,
           t.deflate_bytes_out_compressed, t.deflate_skipped);
     return 0;
+  } catch (const fg::config_error& e) {
+    std::fprintf(stderr, "framegate-gateway: %s\n", e.what());
+    return fg::config_error_exit;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "framegate-gateway: %s\n", e.what());
     return 1;

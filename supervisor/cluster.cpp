@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include "common/config_error.hpp"
 #include "common/logging.hpp"
+#include "common/redact.hpp"
 #include "supervisor/exit_status.hpp"
 
 namespace fg::supervisor {
@@ -57,7 +59,10 @@ std::vector<std::pair<std::string, std::string>> cluster::child_env() const {
   for (const auto& [name, value] : opts_.passthrough) env.emplace_back(env_name_for(name), value);
   env.emplace_back("FRAMEGATE_LOG_LEVEL", opts_.logging.level);
   env.emplace_back("FRAMEGATE_LOG_FORMAT", opts_.logging.format);
+  // Secrets go by environment (readable by our user only) or by file name,
+  // never on a command line, which every local user sees in ps.
   if (!redis_url_.empty()) env.emplace_back("FRAMEGATE_REDIS", redis_url_);
+  if (!opts_.redis_password_file.empty()) env.emplace_back("FRAMEGATE_REDIS_PASSWORD_FILE", opts_.redis_password_file);
   return env;
 }
 
@@ -122,7 +127,7 @@ void cluster::start() {
 
 void cluster::start_gateway() {
   logger()->info("starting gateway ({}) on {}, link directory {}{}", opts_.gateway_bin, opts_.listen, link_dir_,
-                 redis_url_.empty() ? std::string(", no Redis") : ", Redis " + redis_url_);
+                 redis_url_.empty() ? std::string(", no Redis") : ", Redis " + redact_url(redis_url_));
   if (!opts_.static_dir.empty())
     logger()->info("the gateway serves {} to plain HTTP GETs{}", opts_.static_dir,
                    opts_.static_dir_given ? "" : " (the browser demo: open http://HOST:PORT/)");
@@ -201,7 +206,8 @@ void cluster::on_exit(supervised_child& child, int wait_status) {
   if (phase_ != phase::starting && phase_ != phase::running) return;
   if (phase_ == phase::starting && &child == gateway_.get()) {
     logger()->error("the gateway exited during start-up: giving up");
-    begin_stop(is_usage_error(wait_status) ? 2 : 1);
+    if (is_config_error(wait_status)) config_failure_ = &child;
+    begin_stop(is_config_error(wait_status) ? config_error_exit : 1);
     return;
   }
   if (phase_ == phase::starting && &child == redis_.get() && !gateway_) {
@@ -211,9 +217,16 @@ void cluster::on_exit(supervised_child& child, int wait_status) {
     begin_stop(1);
     return;
   }
-  if (child.runs() == 1 && is_usage_error(wait_status)) {
-    logger()->error("{} rejected its configuration (exit status 2): not restarting it", child.name());
-    begin_stop(2);
+  // A configuration error comes back on every restart: a crash loop, with
+  // the gateway answering 503 meanwhile. Stop the cluster and say why
+  // instead. The children exit with it only while starting, but not always
+  // before their ready line: the gateway prints "listening on" before it
+  // binds its admin listener, so readiness is no test of "still starting".
+  if (is_config_error(wait_status)) {
+    logger()->error("{} rejected its configuration (exit status {}): not restarting it; stopping the cluster",
+                    child.name(), config_error_exit);
+    config_failure_ = &child;
+    begin_stop(config_error_exit);
     return;
   }
   child.restart_later();
@@ -274,7 +287,21 @@ void cluster::finish() {
   if (phase_ == phase::done) return;
   phase_ = phase::done;
   logger()->info("all children stopped");
+  if (config_failure_) report_config_failure();
   io_.stop();
+}
+
+// Last, once the failed child's output is drained: its own error line is
+// then known, and it is what the operator reads first.
+void cluster::report_config_failure() const {
+  const auto& child = *config_failure_;
+  const auto& line = child.last_line();
+  std::string hint;
+  const bool worker = &child != gateway_.get() && &child != redis_.get();
+  if (worker && line.find("--admin") != std::string::npos)
+    hint = "; framegate up gives worker i the admin port PORT+i-1 of --worker-admin " + opts_.worker_admin +
+           ": choose a free range (another cluster on this host may hold it), port 0 for any free port, or off";
+  logger()->error("{} failed at start-up: {}{}", child.name(), line.empty() ? "(it printed nothing)" : line, hint);
 }
 
 }  // namespace fg::supervisor

@@ -25,8 +25,9 @@ class cluster {
   // Starts the gateway; io.run() then drives everything and returns when the
   // cluster has stopped. Throws std::system_error if the gateway cannot start.
   void start();
-  // 0 after a requested stop, 1 when start-up failed, 2 when a child rejected
-  // its configuration.
+  // 0 after a requested stop, 1 when start-up failed, 2 (config_error_exit)
+  // when a child rejected its configuration (an option, a secret file, a
+  // port that is taken).
   int exit_code() const { return exit_code_; }
 
  private:
@@ -49,6 +50,7 @@ class cluster {
   void stop_redis();
   void drain_output();
   void finish();
+  void report_config_failure() const;
 
   boost::asio::io_context& io_;
   const supervisor_options& opts_;
@@ -65,6 +67,7 @@ class cluster {
   phase phase_ = phase::starting;
   std::size_t workers_stopping_ = 0;
   int exit_code_ = 0;
+  const supervised_child* config_failure_ = nullptr;  // the child whose configuration error stopped us
 };
 
 }  // namespace fg::supervisor

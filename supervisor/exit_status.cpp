@@ -4,6 +4,8 @@
 
 #include <sys/wait.h>
 
+#include "common/config_error.hpp"
+
 namespace fg::supervisor {
 
 std::string describe_exit(int wait_status) {
@@ -16,6 +18,8 @@ std::string describe_exit(int wait_status) {
   return "ended with wait status " + std::to_string(wait_status);
 }
 
-bool is_usage_error(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 2; }
+bool is_config_error(int wait_status) {
+  return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == config_error_exit;
+}
 
 }  // namespace fg::supervisor

@@ -15,6 +15,8 @@
 
 #include "common/endpoint.hpp"
 #include "common/option_values.hpp"
+#include "common/redact.hpp"
+#include "common/secret_file.hpp"
 #include "supervisor/config_file.hpp"
 
 namespace fg::supervisor {
@@ -29,6 +31,14 @@ constexpr const char* passthrough_help =
     "  framegate up --max-message-size 65536 --slow-ms 10\n"
     "A --config file takes the same names (without dashes), pass-through ones included.\n"
     "Precedence: flag, then environment, then config file, then default.";
+
+// Pass-through options that hold a secret (--api-token): never printed.
+bool is_secret_option(std::string_view name) {
+  if (name.ends_with("-file")) return false;
+  for (const std::string_view word : {"token", "password", "secret"})
+    if (name.find(word) != std::string_view::npos) return true;
+  return false;
+}
 
 // The directory holding this executable: the children are built next to it.
 std::string own_directory() {
@@ -82,6 +92,10 @@ struct up_parser {
                                  "Redis URL for the workers' broker (default: a private redis-server in the run "
                                  "directory)")
                       ->envname("FRAMEGATE_REDIS");
+    app.add_option("--redis-password-file", opts.redis_password_file,
+                   "File holding the password of --redis, passed on to the workers (by name, not on a command "
+                   "line); the URL then holds none")
+        ->envname("FRAMEGATE_REDIS_PASSWORD_FILE");
     app.add_flag("--no-redis", opts.no_redis, "No Redis: rooms span only the workers of this gateway (through its hub)")
         ->envname("FRAMEGATE_NO_REDIS")
         ->excludes(redis);
@@ -139,6 +153,12 @@ struct up_parser {
         admin && admin->port != 0 && admin->port + opts.workers - 1 > 65535)
       throw std::invalid_argument("--worker-admin: ports " + std::to_string(admin->port) + "+" +
                                   std::to_string(opts.workers) + " workers run past 65535");
+    if (!opts.redis_password_file.empty()) {
+      if (opts.redis.empty())
+        throw std::invalid_argument("--redis-password-file: needs --redis (the private redis-server has no password)");
+      // Read once here, so a missing file stops us before any child starts.
+      (void)read_secret_file(opts.redis_password_file, "--redis-password-file");
+    }
     const auto dir = own_directory();
     if (opts.gateway_bin.empty()) opts.gateway_bin = dir + "/framegate-gateway";
     if (opts.worker_bin.empty()) opts.worker_bin = dir + "/framegate-worker";
@@ -218,14 +238,23 @@ std::string format_effective_config(const supervisor_options& opts) {
     out << "# static-dir: the bundled demo\nstatic-dir = " << opts.static_dir << "\n";
   else
     out << "# static-dir: none (the bundled demo was not found)\n";
-  if (!opts.redis.empty())
-    out << "redis = " << opts.redis << "\n";
-  else if (opts.no_redis)
-    out << "no-redis = true\n";
-  else
+  if (opts.private_redis()) {
     out << "# redis: a private redis-server in the run directory\nredis-server-bin = " << opts.redis_server_bin << "\n";
+  } else if (opts.no_redis) {
+    out << "no-redis = true\n";
+  } else {
+    const auto shown = redact_url(opts.redis);
+    if (shown != opts.redis) out << "# the password is not printed: keep it in a file for --redis-password-file\n";
+    out << "redis = " << shown << "\n";
+    if (!opts.redis_password_file.empty()) out << "redis-password-file = " << opts.redis_password_file << "\n";
+  }
   if (!opts.passthrough.empty()) out << "# passed through to the gateway and the workers as FRAMEGATE_*\n";
-  for (const auto& [name, value] : opts.passthrough) out << name << " = " << value << "\n";
+  for (const auto& [name, value] : opts.passthrough) {
+    if (is_secret_option(name))
+      out << "# " << name << ": not printed (a secret; the children take it from a file too: " << name << "-file)\n";
+    else
+      out << name << " = " << value << "\n";
+  }
   return out.str();
 }
 

@@ -40,6 +40,9 @@ struct supervisor_options {
   // a private redis-server is started first (unless `no_redis`: rooms then
   // span only the workers of this gateway, through its hub).
   std::string redis;  // URL passed to the children as FRAMEGATE_REDIS
+  // Passed on to the workers as FRAMEGATE_REDIS_PASSWORD_FILE (a file name,
+  // never the password); needs `redis`.
+  std::string redis_password_file;
   bool no_redis = false;
   std::string redis_server_bin = "redis-server";  // a bare name is looked up in PATH
 

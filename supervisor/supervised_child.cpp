@@ -62,6 +62,7 @@ supervised_child::supervised_child(boost::asio::io_context& io, child_spec spec,
 
 void supervised_child::start() {
   ready_this_run_ = false;
+  last_line_.clear();
   process_.spawn([this](std::string_view line) { relay_line(line); },
                  [this] {
                    if (events_.on_output_closed) events_.on_output_closed();
@@ -72,6 +73,7 @@ void supervised_child::start() {
 
 void supervised_child::relay_line(std::string_view line) {
   write_stderr(relayed(name(), line, process_.spec().json_output));
+  if (!line.empty()) last_line_.assign(line);
   if (ready_pattern_ && !ready_this_run_ && !stopping_) {
     const std::string text(line);
     std::smatch match;

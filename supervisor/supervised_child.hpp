@@ -50,6 +50,9 @@ class supervised_child {
   const std::string& name() const { return process_.spec().name; }
   pid_t pid() const { return process_.pid(); }
   unsigned runs() const { return runs_; }
+  // The last line the current (or last) run wrote: its error, once it has
+  // exited and its output is drained.
+  const std::string& last_line() const { return last_line_; }
   bool output_open() const { return process_.output_open(); }
 
  private:
@@ -65,6 +68,7 @@ class supervised_child {
   bool stopping_ = false;                              // no more restarts or readiness events
   std::chrono::steady_clock::duration last_uptime_{};  // of the run that ended last
   bool ready_this_run_ = false;
+  std::string last_line_;
   unsigned runs_ = 0;
 };
 

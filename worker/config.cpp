@@ -12,6 +12,7 @@
 #include "common/cli_parse.hpp"
 
 #include "common/option_values.hpp"
+#include "common/secret_file.hpp"
 #include "common/version.hpp"
 #include "worker/apps/builtin.hpp"
 
@@ -73,6 +74,11 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
                  "Redis for rooms across workers and hosts: redis://[[user]:password@]host[:port][/db] or "
                  "unix:///path[?db=N]; unset: rooms span this gateway's workers only (the gateway is the hub)")
       ->envname("FRAMEGATE_REDIS");
+  std::string redis_password_file;
+  app.add_option("--redis-password-file", redis_password_file,
+                 "File holding the Redis password (one trailing newline ignored); keeps it out of ps and the "
+                 "environment. The --redis URL then holds no password (redis://USER@host for an ACL user)")
+      ->envname("FRAMEGATE_REDIS_PASSWORD_FILE");
   app.add_option("--channel-prefix", cfg.channel_prefix,
                  "Prefix of the Redis channels (<prefix>room:<R>); clusters sharing one Redis need different ones")
       ->envname("FRAMEGATE_CHANNEL_PREFIX")
@@ -103,7 +109,12 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
     cfg.apps = split_list(apps);
     check_apps(cfg.apps, cfg.enable_test_apps);
     if (cfg.link_dir.empty()) throw std::invalid_argument("--link-dir: must not be empty");
-    if (!redis_url.empty()) cfg.redis = parse_redis_url(redis_url);
+    if (!redis_password_file.empty() && redis_url.empty())
+      throw std::invalid_argument("--redis-password-file: needs --redis");
+    if (!redis_password_file.empty())
+      cfg.redis = parse_redis_url(redis_url, read_secret_file(redis_password_file, "--redis-password-file"));
+    else if (!redis_url.empty())
+      cfg.redis = parse_redis_url(redis_url);
     cfg.admin = parse_optional_host_port(admin, "--admin");
     cfg.admin_explicit = admin_opt->count() > 0;
   });

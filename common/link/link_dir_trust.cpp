@@ -1,5 +1,7 @@
 #include "common/link/link_dir_trust.hpp"
 
+#include "common/config_error.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -47,11 +49,11 @@ void prepare_link_dir(const std::string& dir) {
   if (const auto parent = std::filesystem::path(dir).parent_path(); !parent.empty())
     std::filesystem::create_directories(parent, ec);
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    throw std::runtime_error("cannot create link directory " + dir + ": " + std::strerror(errno));
+    throw config_error("cannot create link directory " + dir + ": " + std::strerror(errno));
   if (const auto why = untrusted_link_dir(dir))
-    throw std::runtime_error("link directory " + dir + " cannot be trusted: " + *why +
-                             " (another local user could stand in for the gateway or a worker); use a private "
-                             "directory (--link-dir)");
+    throw config_error("link directory " + dir + " cannot be trusted: " + *why +
+                       " (another local user could stand in for the gateway or a worker); use a private "
+                       "directory (--link-dir)");
 }
 
 std::optional<uid_t> peer_uid(int fd) {

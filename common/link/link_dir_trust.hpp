@@ -25,8 +25,8 @@ std::string default_link_dir();
 // creates it (gateway) or waits for it (worker).
 std::optional<std::string> untrusted_link_dir(const std::string& dir);
 
-// Creates `dir` (mode 0700) if missing, then throws std::runtime_error
-// with a one-line reason if it cannot be trusted.
+// Creates `dir` (mode 0700) if missing, then throws fg::config_error
+// (a runtime_error) with a one-line reason if it cannot be trusted.
 void prepare_link_dir(const std::string& dir);
 
 // The user at the other end of a connected Unix socket (SO_PEERCRED).

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "common/redact.hpp"
+
 namespace fg::worker {
 
 namespace {
@@ -44,9 +46,13 @@ Int parse_number(std::string_view s, Int max, const std::string& what) {
 
 int parse_db(std::string_view s) { return parse_number<int>(s, 1'000'000, "db"); }
 
-// "[user]:password" (or "password"-less "user", which Redis cannot use).
-void parse_userinfo(std::string_view info, redis_endpoint& ep) {
+// "[user]:password", or a bare "user" when the password comes from a file.
+void parse_userinfo(std::string_view info, redis_endpoint& ep, bool password_elsewhere) {
   const auto colon = info.find(':');
+  if (colon == std::string_view::npos && password_elsewhere) {
+    ep.user = percent_decode(info, "user");
+    return;
+  }
   if (colon == std::string_view::npos)
     bad("credentials need a password: use redis://:PASSWORD@host or redis://USER:PASSWORD@host");
   ep.user = percent_decode(info.substr(0, colon), "user");
@@ -54,7 +60,7 @@ void parse_userinfo(std::string_view info, redis_endpoint& ep) {
   if (ep.password.empty()) bad("empty password after ':' (omit the credentials for no AUTH)");
 }
 
-redis_endpoint parse_tcp(std::string_view rest) {
+redis_endpoint parse_tcp(std::string_view rest, bool password_elsewhere) {
   redis_endpoint ep;
   // The authority ends at the first '/' (db), '?' or '#'; the password may
   // hold none of those unencoded, but may hold '@': the last '@' counts.
@@ -63,7 +69,7 @@ redis_endpoint parse_tcp(std::string_view rest) {
   std::string_view path = path_at == std::string_view::npos ? std::string_view{} : rest.substr(path_at);
 
   if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-    parse_userinfo(authority.substr(0, at), ep);
+    parse_userinfo(authority.substr(0, at), ep, password_elsewhere);
     authority = authority.substr(at + 1);
   }
   std::string_view port;
@@ -101,7 +107,7 @@ redis_endpoint parse_tcp(std::string_view rest) {
   return ep;
 }
 
-redis_endpoint parse_unix(std::string_view rest) {
+redis_endpoint parse_unix(std::string_view rest, bool password_elsewhere) {
   redis_endpoint ep;
   // unix:///path: the authority is empty, the path absolute.
   if (rest.empty() || rest.front() != '/') bad("expected unix:///absolute/path");
@@ -127,31 +133,61 @@ redis_endpoint parse_unix(std::string_view rest) {
       bad("unknown parameter '" + std::string(key) + "' (known: db, user, password)");
     }
   }
-  if (!ep.user.empty() && ep.password.empty()) bad("user given without a password");
+  if (!ep.user.empty() && ep.password.empty() && !password_elsewhere) bad("user given without a password");
   return ep;
 }
 
-}  // namespace
-
-std::string redis_endpoint::describe() const {
-  std::string out = is_unix() ? "unix://" + unix_path
-                              : "redis://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-                                    std::to_string(port);
-  if (db != 0) out += (is_unix() ? "?db=" : "/") + std::to_string(db);
-  if (!password.empty()) out += " (with AUTH" + (user.empty() ? std::string() : " as " + user) + ")";
-  return out;
-}
-
-redis_endpoint parse_redis_url(std::string_view url) {
+redis_endpoint parse_any(std::string_view url, bool password_elsewhere) {
   constexpr std::string_view tcp = "redis://", unix_scheme = "unix://";
   if (url.empty()) bad("empty URL");
   if (url.starts_with("rediss://")) bad("TLS (rediss://) is not supported");
-  if (url.starts_with(tcp)) return parse_tcp(url.substr(tcp.size()));
-  if (url.starts_with(unix_scheme)) return parse_unix(url.substr(unix_scheme.size()));
+  if (url.starts_with(tcp)) return parse_tcp(url.substr(tcp.size()), password_elsewhere);
+  if (url.starts_with(unix_scheme)) return parse_unix(url.substr(unix_scheme.size()), password_elsewhere);
   const auto scheme_end = url.find("://");
   if (scheme_end != std::string_view::npos)
     bad("unsupported scheme '" + std::string(url.substr(0, scheme_end)) + "' (use redis:// or unix://)");
   bad("expected redis://host:port or unix:///path");
+}
+
+}  // namespace
+
+// The URL it was parsed from, in canonical form, with the password shown
+// as fg::redacted: where the worker connects and as whom, never the secret.
+std::string redis_endpoint::describe() const {
+  const std::string secret = password.empty() ? std::string() : std::string(fg::redacted);
+  if (is_unix()) {
+    std::string out = "unix://" + unix_path;
+    char sep = '?';
+    const auto param = [&](std::string_view key, const std::string& value) {
+      if (value.empty()) return;
+      out.append(1, sep).append(key).append("=").append(value);
+      sep = '&';
+    };
+    param("db", db != 0 ? std::to_string(db) : std::string());
+    param("user", user);
+    param("password", secret);
+    return out;
+  }
+  // append(), not operator+ chains: GCC 12 reports a false -Wrestrict on those.
+  std::string out = "redis://";
+  if (!user.empty() || !secret.empty()) {
+    out.append(user);
+    if (!secret.empty()) out.append(":").append(secret);
+    out.append("@");
+  }
+  const bool v6 = host.find(':') != std::string::npos;
+  out.append(v6 ? "[" : "").append(host).append(v6 ? "]" : "").append(":").append(std::to_string(port));
+  if (db != 0) out.append("/").append(std::to_string(db));
+  return out;
+}
+
+redis_endpoint parse_redis_url(std::string_view url) { return parse_any(url, false); }
+
+redis_endpoint parse_redis_url(std::string_view url, std::string password) {
+  auto ep = parse_any(url, true);
+  if (!ep.password.empty()) bad("the URL holds a password and --redis-password-file gives one: keep only the file");
+  ep.password = std::move(password);
+  return ep;
 }
 
 }  // namespace fg::worker

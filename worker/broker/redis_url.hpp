@@ -24,12 +24,17 @@ struct redis_endpoint {
   int db = 0;             // SELECTed when not 0
 
   [[nodiscard]] bool is_unix() const noexcept { return !unix_path.empty(); }
-  // For logs: the address and db, never the password.
+  // For logs: the URL with the password as "***" (fg::redact_url's form).
   [[nodiscard]] std::string describe() const;
 };
 
 // Throws std::invalid_argument with a one-line message (which never
 // repeats the password) when `url` is not one of the forms above.
 redis_endpoint parse_redis_url(std::string_view url);
+
+// The same, with the password read from --redis-password-file: the URL may
+// then name a user without a password (redis://USER@host, unix:///s?user=U)
+// and must not hold a password of its own.
+redis_endpoint parse_redis_url(std::string_view url, std::string password);
 
 }  // namespace fg::worker

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "common/config_error.hpp"
 #include "common/httpd/listener.hpp"
 #include "common/logging.hpp"
 #include "worker/admin/worker_routes.hpp"
@@ -31,7 +32,7 @@ void start_admin(httpd::listener& admin, const worker_config& config) {
     admin.start(*config.admin);
     log->log(readiness_level(*log), "admin listening on {}:{}", config.admin->host, admin.port());
   } catch (const std::system_error& e) {
-    if (config.admin_explicit) throw;
+    if (config.admin_explicit) throw config_error(std::string(e.what()) + " (choose another --admin, or off)");
     log->warn("{}: admin listener disabled (set --admin)", e.what());
   }
 }
@@ -111,6 +112,9 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       log->info("hub broker: {} publishes ({} dropped), {} deliveries", b.publishes, b.publishes_dropped, b.deliveries);
     }
     return 0;
+  } catch (const config_error& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return config_error_exit;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
     return 1;

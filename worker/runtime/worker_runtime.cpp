@@ -7,6 +7,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "common/config_error.hpp"
 #include "common/link/link_dir_trust.hpp"
 #include "common/version.hpp"
 #include "worker/runtime/link_dir.hpp"
@@ -35,9 +36,9 @@ worker_runtime::~worker_runtime() = default;
 
 void worker_runtime::start() {
   if (const auto why = link::untrusted_link_dir(config_.link_dir))
-    throw std::runtime_error("link directory " + config_.link_dir + " cannot be trusted: " + *why +
-                             " (another local user could stand in for the gateway); use a private directory "
-                             "(--link-dir)");
+    throw config_error("link directory " + config_.link_dir + " cannot be trusted: " + *why +
+                       " (another local user could stand in for the gateway); use a private directory "
+                       "(--link-dir)");
   log_->info("worker {} (pid {}) serving {} apps; linking to the gateway in {}", config_.id, hello_.pid(),
              hello_.paths_size(), config_.link_dir);
   discover();

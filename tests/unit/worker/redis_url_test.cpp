@@ -75,9 +75,35 @@ TEST(RedisUrl, UnixSocketWithDbAndPassword) {
 }
 
 TEST(RedisUrl, DescribeNeverShowsThePassword) {
-  const auto d = parse_redis_url("redis://u:topsecret@h:1/2").describe();
-  EXPECT_EQ(d.find("topsecret"), std::string::npos) << d;
-  EXPECT_NE(d.find("redis://h:1/2"), std::string::npos) << d;
+  EXPECT_EQ(parse_redis_url("redis://u:topsecret@h:1/2").describe(), "redis://u:***@h:1/2");
+  EXPECT_EQ(parse_redis_url("redis://:topsecret@h").describe(), "redis://:***@h:6379");
+  EXPECT_EQ(parse_redis_url("redis://h").describe(), "redis://h:6379");
+  EXPECT_EQ(parse_redis_url("unix:///s?db=2&user=u&password=topsecret").describe(),
+            "unix:///s?db=2&user=u&password=***");
+}
+
+TEST(RedisUrl, APasswordFromAFileJoinsTheUrlsUser) {
+  auto ep = parse_redis_url("redis://app@h:1", "fromfile");
+  EXPECT_EQ(ep.user, "app");
+  EXPECT_EQ(ep.password, "fromfile");
+  EXPECT_EQ(ep.describe(), "redis://app:***@h:1");
+  ep = parse_redis_url("redis://h", "fromfile");
+  EXPECT_EQ(ep.user, "");
+  EXPECT_EQ(ep.password, "fromfile");
+  ep = parse_redis_url("unix:///s?user=app", "fromfile");
+  EXPECT_EQ(ep.user, "app");
+  EXPECT_EQ(ep.password, "fromfile");
+}
+
+TEST(RedisUrl, APasswordInBothPlacesIsRefused) {
+  try {
+    (void)parse_redis_url("redis://:inurl@h", "fromfile");
+    FAIL() << "accepted two passwords";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--redis-password-file"), std::string::npos) << what;
+    EXPECT_EQ(what.find("inurl"), std::string::npos) << what;
+  }
 }
 
 struct bad_case {
