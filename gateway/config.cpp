@@ -35,6 +35,33 @@ std::string describe_deflate(const ws::deflate_options& d) {
          " KiB of zlib state per connection that uses it";
 }
 
+std::string duration_problem(double seconds) {
+  // Written so that NaN fails too.
+  if (!(seconds > 0)) return "must be a number of seconds above 0";
+  if (!(seconds <= max_duration_seconds)) return "must be at most 86400 seconds (1 day)";
+  return {};
+}
+
+namespace {
+// CLI11 check of a duration option, with the line duration_problem() gives.
+CLI::Validator duration_seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double seconds = 0;
+        try {
+          std::size_t used = 0;
+          seconds = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number of seconds";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number of seconds";
+        }
+        const std::string problem = duration_problem(seconds);
+        return problem.empty() ? problem : text + " " + problem;
+      },
+      "SECONDS");
+}
+}  // namespace
+
 gateway_config parse_gateway_config(int argc, char** argv) {
   gateway_config cfg;
   CLI::App app{
@@ -75,19 +102,19 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   app.add_option("--handshake-timeout", handshake_timeout, "Seconds a client has to complete the handshake")
       ->envname("FRAMEGATE_HANDSHAKE_TIMEOUT")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds());
   app.add_option("--close-timeout", close_timeout, "Seconds to wait for the peer's close frame before dropping TCP")
       ->envname("FRAMEGATE_CLOSE_TIMEOUT")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds());
   app.add_option("--idle-ping", idle_ping, "Seconds of client silence before the gateway pings")
       ->envname("FRAMEGATE_IDLE_PING")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds());
   app.add_option("--pong-timeout", pong_timeout, "Seconds to wait for any frame after a ping before closing (1011)")
       ->envname("FRAMEGATE_PONG_TIMEOUT")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds());
   app.add_option("--origin", origins, "Comma-separated allowed Origin values (default: any); others get 403")
       ->envname("FRAMEGATE_ORIGIN");
   app.add_option("--subprotocol", subprotocols,

@@ -67,6 +67,14 @@ struct gateway_config {
 // memory each connection may hold with context takeover.
 std::string describe_deflate(const ws::deflate_options& d);
 
+// Timeouts and intervals are given in seconds and held as 64-bit
+// milliseconds. Above a day a value is far more likely a unit mistake (a
+// value meant as milliseconds) than an intent, so it is refused at start-up.
+inline constexpr double max_duration_seconds = 86400;
+// Empty if `seconds` is a valid duration (above zero, at most a day);
+// otherwise one line that says why not.
+std::string duration_problem(double seconds);
+
 // Parses argv (and the environment). On --help prints usage and exits 0;
 // on a bad option prints one line to stderr and exits 2.
 gateway_config parse_gateway_config(int argc, char** argv);

@@ -79,8 +79,8 @@ class io_thread {
   // A session whose output was deferred this turn (see session::defer).
   void flush_at_end_of_turn(std::shared_ptr<session> s) { deferred_.push_back(std::move(s)); }
 
-  // Milliseconds since the loop started (wraps after 49 days; compare by difference).
-  [[nodiscard]] std::uint32_t now_ms() const noexcept;
+  // Milliseconds since the loop started; 64 bits, so it never wraps.
+  [[nodiscard]] std::uint64_t now_ms() const noexcept;
 
   void add(session& s) noexcept;
   void remove(session& s) noexcept;
@@ -112,7 +112,7 @@ class io_thread {
   session* head_ = nullptr;
   std::size_t session_count_ = 0;
   bool shutting_down_ = false;
-  std::uint32_t shutdown_deadline_ms_ = 0;
+  std::uint64_t shutdown_deadline_ms_ = 0;
   thread_counters counters_;
   message_compressor compressor_;
 };

@@ -39,8 +39,8 @@ struct handshake_state {
 };
 
 namespace {
-bool due(std::uint32_t now, std::uint32_t deadline) { return static_cast<std::int32_t>(now - deadline) >= 0; }
-std::uint32_t ms(std::chrono::milliseconds d) { return static_cast<std::uint32_t>(d.count()); }
+bool due(std::uint64_t now, std::uint64_t deadline) { return now >= deadline; }
+std::uint64_t ms(std::chrono::milliseconds d) { return static_cast<std::uint64_t>(d.count()); }
 // A connection never leaves its thread, so its reader always borrows from
 // the same pools.
 ws::reader_pools thread_pools() { return {buffer_pool::this_thread(), ws::inflater_pool::this_thread()}; }
@@ -487,7 +487,7 @@ void session::abort() {
   socket_.close(ec);  // pending waits complete with operation_aborted and release the session
 }
 
-void session::on_tick(std::uint32_t now) {
+void session::on_tick(std::uint64_t now) {
   const auto& cfg = home_.config();
   switch (phase_) {
     case phase::handshake:

@@ -78,7 +78,7 @@ class session final : public connection, public std::enable_shared_from_this<ses
   void resume_reading() override;
 
   // Called by the thread's housekeeping tick: timeouts and heartbeats.
-  void on_tick(std::uint32_t now_ms);
+  void on_tick(std::uint64_t now_ms);
   // Called by the thread when it owns the cork: write what was queued.
   void flush(byte_buffer& corked);
   // Called when the cork moves to another session mid-turn (a broadcast):
@@ -155,9 +155,11 @@ class session final : public connection, public std::enable_shared_from_this<ses
   std::unique_ptr<ws::deflater> deflater_;  // server context takeover only, from the first compressed send
   send_queue queue_;
   std::uint64_t id_;
-  std::uint32_t last_rx_ms_ = 0;
-  std::uint32_t ping_sent_ms_ = 0;
-  std::uint32_t deadline_ms_ = 0;
+  // Milliseconds of io_thread::now_ms(): 64 bits, so no timeout an option
+  // allows can wrap (32-bit milliseconds wrap after 24.8 days).
+  std::uint64_t last_rx_ms_ = 0;
+  std::uint64_t ping_sent_ms_ = 0;
+  std::uint64_t deadline_ms_ = 0;
   phase phase_ = phase::handshake;
   bool reading_ = false;
   bool paused_ = false;
