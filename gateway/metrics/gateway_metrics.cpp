@@ -66,7 +66,8 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
   out.family("framegate_gateway_backpressure_events_total",
              "Times a client's send queue hit --max-send-queue, by what was done.", metric_kind::counter)
       .add(static_cast<double>(c.overflow_closes), {{"action", "closed"}})
-      .add(static_cast<double>(c.dropped_messages), {{"action", "dropped"}});
+      .add(static_cast<double>(c.dropped_messages), {{"action", "dropped"}})
+      .add(static_cast<double>(c.dropped_pongs), {{"action", "pong_dropped"}});
   out.counter("framegate_gateway_pings_sent_total", "Heartbeat pings sent to silent clients.",
               static_cast<double>(c.pings_sent));
   out.counter("framegate_gateway_pong_timeouts_total", "Connections closed (1011) because no frame followed a ping.",

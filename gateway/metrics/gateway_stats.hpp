@@ -65,6 +65,7 @@ struct thread_counters {
   std::uint64_t socket_written_bytes = 0;
   std::uint64_t dropped_messages = 0;  // --send-queue-policy drop
   std::uint64_t overflow_closes = 0;   // --send-queue-policy close (1008)
+  std::uint64_t dropped_pongs = 0;     // --send-queue-policy drop, a pong to a client that pings and does not read
   std::uint64_t pings_sent = 0;
   std::uint64_t pong_timeouts = 0;
   std::array<std::uint64_t, held_reasons.size()> held_closes{};          // by held_reason

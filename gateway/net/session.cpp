@@ -262,7 +262,11 @@ void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
 }
 
 void session::on_ping(std::span<std::uint8_t> payload) {
-  if (phase_ == phase::open) send_frame(ws::opcode::pong, payload, true);
+  if (phase_ != phase::open) return;
+  // A pong counts toward --max-send-queue like a message: a client that
+  // pings and never reads would otherwise grow its backlog without bound.
+  if (!make_room(ws::frame_header_size(payload.size()) + payload.size(), frame_kind::pong)) return;
+  send_frame(ws::opcode::pong, payload, true);
 }
 
 void session::on_pong(std::span<std::uint8_t>) { ping_outstanding_ = false; }
@@ -326,11 +330,11 @@ void session::count_sent(ws::opcode op, std::size_t payload_size) {
   c.payload_sent[data_index(op)] += payload_size;
 }
 
-bool session::make_room(std::size_t frame_size) {
+bool session::make_room(std::size_t frame_size, frame_kind kind) {
   const auto& cfg = home_.config();
   if (queue_.has_room(frame_size, home_.corked_bytes(*this), cfg.max_send_queue)) return true;
   if (cfg.send_queue_policy == overflow_policy::drop) {
-    ++home_.counters().dropped_messages;
+    ++(kind == frame_kind::pong ? home_.counters().dropped_pongs : home_.counters().dropped_messages);
     return false;
   }
   ++home_.counters().overflow_closes;

@@ -134,7 +134,13 @@ class session final : public connection, public std::enable_shared_from_this<ses
 
   void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit,
                   bool compressed = false);
-  bool make_room(std::size_t frame_size);  // applies the send-queue policy
+  // Applies the send-queue policy to a frame about to be queued. Every
+  // message and pong passes here; the only frames that do not are our own
+  // pings (one outstanding at a time) and the one close frame, so nothing
+  // a client does can grow its backlog past --max-send-queue by more than
+  // a ping and a close.
+  enum class frame_kind : std::uint8_t { message, pong };
+  bool make_room(std::size_t frame_size, frame_kind kind = frame_kind::message);
   void count_sent(ws::opcode op, std::size_t payload_size);
   request_info make_request_info() const;
   void continue_reading();

@@ -1,0 +1,96 @@
+"""The client seam (issue #12): no one client can take the gateway down.
+
+Every byte queued for a client counts toward --max-send-queue (pongs
+included); connections still in their handshake count toward
+--max-connections; per-IP caps and handshake, message and byte rate limits;
+a duplicate Origin is refused.
+"""
+
+import os
+import socket
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+
+from framegate_harness import (  # noqa: E402
+    OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, GatewayTestCase, WsClient, WsConnectionClosed, build_frame, scrape_metrics,
+)
+
+SEND_QUEUE = 65536
+# What may sit past the limit: the one close frame the gateway itself sends.
+SEND_QUEUE_SLACK = 256
+FLOOD_BYTES = 16 * 1024 * 1024
+
+
+class PingFloodBase(GatewayTestCase):
+    """A client sends pings as fast as it can and never reads (issue #12, item 4)."""
+
+    def open_reluctant_client(self) -> WsClient:
+        """A client with a tiny receive buffer, so the gateway's pongs pile up on its side."""
+        client = WsClient(self.gateway.host, self.gateway.port, timeout=self.io_timeout)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.settimeout(self.io_timeout)
+        sock.connect((self.gateway.host, self.gateway.port))
+        client.sock = sock
+        self.addCleanup(client.close)
+        client.handshake()
+        return client
+
+    def flood_pings(self, client: WsClient) -> None:
+        burst = b"".join(build_frame(OP_PING, b"p" * 125) for _ in range(512))
+        sent = 0
+        try:
+            while sent < FLOOD_BYTES:
+                client.sock.sendall(burst)
+                sent += len(burst)
+        except OSError:
+            pass  # the gateway ended the connection: bounded too
+
+    def assert_queue_bounded(self) -> dict:
+        metrics = scrape_metrics(self.gateway)
+        queued = metrics["framegate_gateway_send_queue_bytes"]
+        self.assertLessEqual(queued, SEND_QUEUE + SEND_QUEUE_SLACK,
+                             f"{queued:.0f} bytes queued for a client that pings and never reads")
+        return metrics
+
+
+class PingFloodCloseTest(PingFloodBase):
+    gateway_args = ("--max-send-queue", str(SEND_QUEUE), "--sndbuf", "4096", "--admin", "127.0.0.1:0",
+                    "--close-timeout", "30")
+
+    def test_pongs_count_toward_the_send_queue_and_close_1008(self):
+        client = self.open_reluctant_client()
+        self.flood_pings(client)
+        metrics = self.assert_queue_bounded()
+        self.assertGreaterEqual(metrics['framegate_gateway_backpressure_events_total{action="closed"}'], 1)
+        # Reading now: the pongs that fitted, then the close with 1008.
+        while True:
+            frame = self.receive_frame(client, "pongs, then a close 1008")
+            if frame.opcode == OP_CLOSE:
+                self.assertEqual(frame.close_code, 1008, frame.describe())
+                break
+            self.assertEqual(frame.opcode, OP_PONG, frame.describe())
+
+
+class PingFloodDropTest(PingFloodBase):
+    gateway_args = ("--max-send-queue", str(SEND_QUEUE), "--sndbuf", "4096", "--admin", "127.0.0.1:0",
+                    "--send-queue-policy", "drop")
+
+    def test_pongs_past_the_send_queue_are_dropped_and_counted(self):
+        client = self.open_reluctant_client()
+        self.flood_pings(client)
+        metrics = self.assert_queue_bounded()
+        self.assertGreaterEqual(metrics['framegate_gateway_backpressure_events_total{action="pong_dropped"}'], 1)
+        # The connection stays usable: past the pongs that fitted comes the echo.
+        client.send_text(b"still here")
+        while True:
+            frame = self.receive_frame(client, "pongs, then the echo")
+            if frame.opcode != OP_PONG:
+                break
+        self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"still here"), frame.describe())
+
+
+if __name__ == "__main__":
+    unittest.main()
