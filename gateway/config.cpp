@@ -120,7 +120,8 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   app.add_option("--subprotocol", subprotocols,
                  "Comma-separated supported subprotocols; the client's first supported offer is selected")
       ->envname("FRAMEGATE_SUBPROTOCOL");
-  app.add_option("--max-connections", cfg.max_connections, "Most open connections; beyond it handshakes get 503")
+  app.add_option("--max-connections", cfg.max_connections,
+                 "Most client sockets, those still in their handshake included; beyond it new ones get 503")
       ->envname("FRAMEGATE_MAX_CONNECTIONS")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -68,6 +68,14 @@ void session::start() {
   if (ec) return abort();
   handshake_ = std::make_unique<handshake_state>(cfg.max_header_bytes);
   deadline_ms_ = home_.now_ms() + ms(cfg.handshake_timeout);
+  // A socket holds a slot of --max-connections from its accept on: sockets
+  // that never finish their handshake cost memory and descriptors too.
+  auto& open = home_.shared().open_connections;
+  if (open.fetch_add(1, std::memory_order_relaxed) >= cfg.max_connections) {
+    open.fetch_sub(1, std::memory_order_relaxed);
+    return refuse(503, "connection limit reached, try later");
+  }
+  counted_ = true;
   do_read_handshake();
 }
 
@@ -105,13 +113,6 @@ void session::on_handshake(error_code ec) {
   info.subprotocol = verdict.subprotocol;
   std::string_view why;
   if (const unsigned status = home_.sink().admit(info, why); status != 0) return refuse(status, why);
-
-  auto& open = home_.shared().open_connections;
-  if (open.fetch_add(1, std::memory_order_relaxed) >= cfg.max_connections) {
-    open.fetch_sub(1, std::memory_order_relaxed);
-    return refuse(503, "connection limit reached, try later");
-  }
-  counted_ = true;
 
   // Bytes the client sent after its request (frames, pipelined) are kept.
   const auto rest = handshake_->buffer.data();

@@ -170,7 +170,7 @@ class session final : public connection, public std::enable_shared_from_this<ses
   bool reading_ = false;
   bool paused_ = false;
   bool ping_outstanding_ = false;
-  bool counted_ = false;  // holds a slot of --max-connections
+  bool counted_ = false;  // holds a slot of --max-connections (from the accept on)
   bool write_shut_ = false;
   held_close held_;
   // While paused no wait is pending, so nothing else keeps the session alive.

@@ -9,12 +9,13 @@ a duplicate Origin is refused.
 import os
 import socket
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from framegate_harness import (  # noqa: E402
-    OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, GatewayTestCase, WsClient, WsConnectionClosed, build_frame, scrape_metrics,
+    OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, GatewayTestCase, HandshakeError, WsClient, build_frame, scrape_metrics,
 )
 
 SEND_QUEUE = 65536
@@ -90,6 +91,34 @@ class PingFloodDropTest(PingFloodBase):
             if frame.opcode != OP_PONG:
                 break
         self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"still here"), frame.describe())
+
+
+class PendingHandshakesCountTest(GatewayTestCase):
+    """Sockets that have not finished their handshake hold a slot of --max-connections (issue #12, item 8)."""
+
+    gateway_args = ("--max-connections", "2", "--handshake-timeout", "30")
+
+    def test_silent_sockets_fill_the_connection_limit(self):
+        silent = [self.connect(), self.connect()]
+        late = self.connect()
+        self.assert_refused(late.request_handshake(), 503)
+        silent[0].close()
+        self.assert_eventually_accepted()
+
+    def assert_eventually_accepted(self) -> None:
+        """The slot is released (bounded retry: the close is processed asynchronously)."""
+        deadline = time.monotonic() + 5.0
+        while True:
+            client = self.connect()
+            try:
+                client.handshake()
+                self.roundtrip(client, OP_TEXT, b"admitted")
+                return
+            except HandshakeError as exc:
+                client.close()
+                if time.monotonic() > deadline:
+                    self.fail(f"slot never released after a silent socket closed: {exc}")
+                time.sleep(0.1)
 
 
 if __name__ == "__main__":
