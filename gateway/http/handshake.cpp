@@ -108,6 +108,10 @@ handshake_verdict evaluate_handshake(const beast::http::request_header<>& req, c
       !key_is_valid({key->value().data(), key->value().size()}))
     return refuse(400, "Sec-WebSocket-Key must be base64 of 16 bytes");
 
+  // RFC 6454 §7.3: a user agent sends at most one Origin. Two copies are a
+  // forgery, and the check below and an app reading the forwarded value
+  // could each judge a different one.
+  if (req.count(field::origin) > 1) return refuse(403, "more than one Origin header");
   if (!opt.allowed_origins.empty()) {
     const auto origin = req.find(field::origin);
     const std::string_view value =

@@ -1,7 +1,6 @@
 #include "gateway/net/session.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 #include <boost/asio/write.hpp>
@@ -13,6 +12,7 @@
 
 #include "common/buffer_pool.hpp"
 #include "common/logging.hpp"
+#include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/static_files.hpp"
 #include "gateway/net/broadcast_frames.hpp"
@@ -134,15 +134,7 @@ request_info session::make_request_info() const {
   error_code ec;
   const auto remote = socket_.remote_endpoint(ec);
   if (!ec) info.remote_address = remote.address().to_string();
-  for (const auto& field : req) {
-    std::string name(field.name_string().data(), field.name_string().size());
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (name == "origin" || name == "cookie" ||
-        std::find(home_.config().forward_headers.begin(), home_.config().forward_headers.end(), name) !=
-            home_.config().forward_headers.end())
-      info.headers.emplace_back(std::move(name), std::string(field.value().data(), field.value().size()));
-  }
+  info.headers = http::forwarded_headers(req, home_.config().forward_headers);
   return info;
 }
 

@@ -121,5 +121,21 @@ class PendingHandshakesCountTest(GatewayTestCase):
                 time.sleep(0.1)
 
 
+class DuplicateOriginTest(GatewayTestCase):
+    """A second Origin header is refused (issue #12, item 9): it was judged by its first copy while apps saw the last."""
+
+    gateway_args = ("--origin", "http://good.example")
+
+    def test_two_origins_get_403_even_if_the_first_is_allowed(self):
+        client = self.connect()
+        response = client.request_handshake(headers=[("Origin", "http://good.example"),
+                                                     ("Origin", "http://evil.example")])
+        self.assert_refused(response, 403)
+
+    def test_one_allowed_origin_is_accepted(self):
+        client = self.open_client(headers={"Origin": "http://good.example"})
+        self.roundtrip(client, OP_TEXT, b"welcome")
+
+
 if __name__ == "__main__":
     unittest.main()
