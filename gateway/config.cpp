@@ -133,6 +133,36 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_SEND_QUEUE_POLICY")
       ->capture_default_str()
       ->check(CLI::IsMember({"close", "drop"}));
+  std::string rate_policy = "close";
+  app.add_option("--max-connections-per-ip", cfg.max_connections_per_ip,
+                 "Most sockets from one client address (IPv6: one /64); beyond it 429 (0: no cap)")
+      ->envname("FRAMEGATE_MAX_CONNECTIONS_PER_IP")
+      ->capture_default_str();
+  app.add_option("--handshake-rate", cfg.handshake_rate,
+                 "New sockets per second from one client address; faster ones get 429 with Retry-After (0: no limit)")
+      ->envname("FRAMEGATE_HANDSHAKE_RATE")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--handshake-burst", cfg.handshake_burst,
+                 "New sockets one client address may open at once under --handshake-rate (0: the rate, at least 1)")
+      ->envname("FRAMEGATE_HANDSHAKE_BURST")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--message-rate", cfg.message_rate,
+                 "Messages per second one connection may send, bursts of one second's worth (0: no limit)")
+      ->envname("FRAMEGATE_MESSAGE_RATE")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--byte-rate", cfg.byte_rate,
+                 "Payload bytes per second one connection may send, bursts of one second's worth (0: no limit)")
+      ->envname("FRAMEGATE_BYTE_RATE")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e12));
+  app.add_option("--rate-limit-policy", rate_policy,
+                 "Past --message-rate or --byte-rate: close (1008) or drop the message (counted)")
+      ->envname("FRAMEGATE_RATE_LIMIT_POLICY")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"close", "drop"}));
   app.add_flag("--skip-utf8-validation", skip_utf8, "Do not validate text messages (trusted clients only)")
       ->envname("FRAMEGATE_SKIP_UTF8_VALIDATION");
   auto* deflate_flag =
@@ -249,6 +279,8 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.pong_timeout = seconds_to_ms(pong_timeout);
   cfg.link_ping = seconds_to_ms(link_ping);
   cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;
+  cfg.rate_limit_policy = rate_policy == "drop" ? overflow_policy::drop : overflow_policy::close;
+  if (cfg.handshake_burst == 0) cfg.handshake_burst = std::max(1.0, cfg.handshake_rate);
   deflate.server_takeover = takeover == "server" || takeover == "both";
   deflate.client_takeover = takeover == "client" || takeover == "both";
   return cfg;

@@ -37,6 +37,16 @@ struct gateway_config {
   std::size_t max_send_queue = 1024 * 1024;
   overflow_policy send_queue_policy = overflow_policy::close;
 
+  // Client rate limits, all off by default (0): what is sane depends on the
+  // deployment (many clients share one address behind NAT or a proxy, and
+  // message rates are an app's business). Bursts are one second's worth.
+  std::uint32_t max_connections_per_ip = 0;  // sockets per address (IPv6: per /64)
+  double handshake_rate = 0;                 // new sockets per second per address
+  double handshake_burst = 0;                // 0: the rate (at least 1)
+  double message_rate = 0;                   // data messages per second per connection
+  double byte_rate = 0;                      // payload bytes per second per connection
+  overflow_policy rate_limit_policy = overflow_policy::close;
+
   // Worker mode: where the per-thread link sockets live, how connections
   // are pinned to workers, and what the workers are told about them.
   std::string link_dir = "/tmp/framegate";

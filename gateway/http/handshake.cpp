@@ -169,11 +169,12 @@ std::string accept_response(const handshake_verdict& v) {
   return out;
 }
 
-std::string refusal_response(unsigned status, std::string_view reason) {
+std::string refusal_response(unsigned status, std::string_view reason, std::uint64_t retry_after_s) {
   const auto text = beast::http::obsolete_reason(beast::http::int_to_status(status));
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(text.data(), text.size()) + "\r\n";
   if (status == 426) out += "Sec-WebSocket-Version: 13\r\nUpgrade: websocket\r\n";
   if (status == 405) out += "Allow: GET\r\n";
+  if (retry_after_s != 0) out += "Retry-After: " + std::to_string(retry_after_s) + "\r\n";
   out += "Content-Type: text/plain\r\nConnection: close\r\nContent-Length: " + std::to_string(reason.size() + 1) +
          "\r\n\r\n";
   out += reason;

@@ -34,6 +34,9 @@ void thread_counters::add(const thread_counters& o) {
   dropped_messages += o.dropped_messages;
   overflow_closes += o.overflow_closes;
   dropped_pongs += o.dropped_pongs;
+  handshakes_rate_limited += o.handshakes_rate_limited;
+  refused_per_ip += o.refused_per_ip;
+  add_all(rate_limited, o.rate_limited);
   pings_sent += o.pings_sent;
   pong_timeouts += o.pong_timeouts;
   add_all(held_closes, o.held_closes);

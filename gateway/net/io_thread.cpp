@@ -11,7 +11,11 @@ namespace fg::gateway {
 namespace asio = boost::asio;
 
 io_thread::io_thread(gateway_shared& shared, unsigned index)
-    : shared_(shared), index_(index), tick_(io_.get_executor()), compressor_(shared.config.deflate(), counters_) {
+    : shared_(shared),
+      index_(index),
+      tick_(io_.get_executor()),
+      epoch_(shared.epoch),
+      compressor_(shared.config.deflate(), counters_) {
   // Tick often enough to honour the shortest configured timeout to within
   // a quarter of it, but no more than 100 times a second.
   const auto& c = shared.config;

@@ -19,6 +19,7 @@
 
 #include "common/byte_buffer.hpp"
 #include "gateway/config.hpp"
+#include "gateway/limits/per_ip_limits.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
@@ -37,6 +38,11 @@ struct gateway_shared {
   std::string gateway_id;  // unique per process start: with it, connection ids are unique across restarts
   std::atomic<std::size_t> open_connections{0};
   std::atomic<std::uint64_t> next_session_id{1};
+  // Every thread's now_ms() counts from here, so per-IP buckets shared by
+  // the threads see one clock.
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
+  // --max-connections-per-ip / --handshake-rate; null when both are off.
+  std::unique_ptr<per_ip_limits> per_ip{};
 };
 
 class io_thread {
@@ -99,7 +105,7 @@ class io_thread {
   boost::asio::basic_waitable_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>,
                                     boost::asio::io_context::executor_type>
       tick_;
-  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point epoch_;  // the gateway's (gateway_shared::epoch)
   std::chrono::milliseconds tick_interval_{100};
   std::thread thread_;
   std::unique_ptr<message_sink> sink_;

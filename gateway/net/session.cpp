@@ -56,6 +56,7 @@ session::~session() {
   home_.remove(*this);
   queue_.release(buffer_pool::this_thread());
   if (counted_) home_.shared().open_connections.fetch_sub(1, std::memory_order_relaxed);
+  if (ip_counted_) home_.shared().per_ip->release(ip_slot_);
 }
 
 void session::start() {
@@ -76,7 +77,30 @@ void session::start() {
     return refuse(503, "connection limit reached, try later");
   }
   counted_ = true;
+  if (home_.shared().per_ip && !admit_address()) return;
   do_read_handshake();
+}
+
+bool session::admit_address() {
+  error_code ec;
+  const auto remote = socket_.remote_endpoint(ec);
+  if (ec) return true;  // gone already: the first read fails
+  const auto a = home_.shared().per_ip->admit(remote.address(), home_.now_ms());
+  switch (a.what) {
+    case per_ip_limits::verdict::admitted:
+      ip_slot_ = a.slot;
+      ip_counted_ = true;
+      return true;
+    case per_ip_limits::verdict::rate_limited:
+      ++home_.counters().handshakes_rate_limited;
+      refuse(429, "too many new connections from this address, slow down", (a.retry_after_ms + 999) / 1000);
+      return false;
+    case per_ip_limits::verdict::too_many_connections:
+      ++home_.counters().refused_per_ip;
+      refuse(429, "too many connections from this address");
+      return false;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------- handshake
@@ -138,11 +162,11 @@ request_info session::make_request_info() const {
   return info;
 }
 
-void session::refuse(unsigned status, std::string_view reason) {
+void session::refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s) {
   auto& c = home_.counters();
   ++c.handshakes_refused;
   ++c.refused_by_status[refusal_status::of(status)];
-  respond(http::refusal_response(status, reason));
+  respond(http::refusal_response(status, reason, retry_after_s));
 }
 
 void session::serve_static() {
@@ -173,6 +197,10 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
   handshake_.reset();
   phase_ = phase::open;
   last_rx_ms_ = home_.now_ms();
+  if (const auto& cfg = home_.config(); cfg.message_rate > 0 || cfg.byte_rate > 0)
+    rates_ = std::make_unique<rate_buckets>(
+        rate_buckets{token_bucket(cfg.message_rate, std::max(1.0, cfg.message_rate), last_rx_ms_),
+                     token_bucket(cfg.byte_rate, std::max(1.0, cfg.byte_rate), last_rx_ms_)});
   auto& out = home_.cork_for(*this);
   out.append(response.data(), response.size());
   home_.sink().on_open(*this, std::move(info));
@@ -251,7 +279,24 @@ void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
     c.deflate_bytes_in_compressed += reader_.wire_size();
     c.deflate_bytes_in_uncompressed += payload.size();
   }
+  if (rates_ && !within_rate(payload.size())) return;
   home_.sink().on_message(*this, op, payload);
+}
+
+bool session::within_rate(std::size_t payload_size) {
+  const auto& cfg = home_.config();
+  const std::uint64_t now = home_.now_ms();
+  std::size_t what = 0;  // index of rate_limit_what
+  if (cfg.message_rate > 0 && !rates_->messages.try_take(1, now))
+    what = 0;
+  else if (cfg.byte_rate > 0 && !rates_->bytes.try_take(static_cast<double>(payload_size), now))
+    what = 1;
+  else
+    return true;
+  const bool drop = cfg.rate_limit_policy == overflow_policy::drop;
+  ++home_.counters().rate_limited[what * 2 + (drop ? 1 : 0)];
+  if (!drop) close(ws::close_code::policy_violation, what == 0 ? "message rate exceeded" : "byte rate exceeded");
+  return false;
 }
 
 void session::on_ping(std::span<std::uint8_t> payload) {

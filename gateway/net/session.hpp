@@ -25,6 +25,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "common/byte_buffer.hpp"
+#include "gateway/limits/token_bucket.hpp"
 #include "gateway/net/connection.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/send_queue.hpp"
@@ -115,7 +116,11 @@ class session final : public connection, public std::enable_shared_from_this<ses
 
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
-  void refuse(unsigned status, std::string_view reason);
+  void refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s = 0);
+  bool admit_address();  // --max-connections-per-ip, --handshake-rate; false: refused
+  // --message-rate / --byte-rate: false if the message is over the rate (and
+  // the policy applied: the connection closes, or the message is dropped).
+  bool within_rate(std::size_t payload_size);
   void serve_static();                      // --static-dir: answers a plain HTTP request with a file
   void respond(std::string_view response);  // writes an HTTP response, then drains
   void accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined);
@@ -173,6 +178,14 @@ class session final : public connection, public std::enable_shared_from_this<ses
   bool counted_ = false;  // holds a slot of --max-connections (from the accept on)
   bool write_shut_ = false;
   held_close held_;
+  std::uint32_t ip_slot_ = 0;  // per_ip_limits slot, when ip_counted_
+  bool ip_counted_ = false;    // holds a socket of its address's --max-connections-per-ip
+  // Only with --message-rate or --byte-rate: a connection without pays a pointer.
+  struct rate_buckets {
+    token_bucket messages;
+    token_bucket bytes;
+  };
+  std::unique_ptr<rate_buckets> rates_;
   // While paused no wait is pending, so nothing else keeps the session alive.
   std::shared_ptr<session> paused_self_;
 };

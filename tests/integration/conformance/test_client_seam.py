@@ -15,7 +15,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from framegate_harness import (  # noqa: E402
-    OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, GatewayTestCase, HandshakeError, WsClient, build_frame, scrape_metrics,
+    OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, GatewayTestCase, HandshakeError, WsClient, build_frame, scrape_metrics,
 )
 
 SEND_QUEUE = 65536
@@ -135,6 +135,93 @@ class DuplicateOriginTest(GatewayTestCase):
     def test_one_allowed_origin_is_accepted(self):
         client = self.open_client(headers={"Origin": "http://good.example"})
         self.roundtrip(client, OP_TEXT, b"welcome")
+
+
+class PerIpCapTest(GatewayTestCase):
+    """--max-connections-per-ip: one address cannot hold every slot (issue #12, item 8)."""
+
+    gateway_args = ("--max-connections-per-ip", "2", "--admin", "127.0.0.1:0")
+
+    def test_third_socket_of_one_address_gets_429_until_one_leaves(self):
+        first = self.open_client()
+        self.open_client()
+        self.assert_refused(self.connect().request_handshake(), 429)
+        metrics = scrape_metrics(self.gateway)
+        self.assertEqual(metrics["framegate_gateway_connections_refused_per_ip_total"], 1)
+        first.close()
+        deadline = time.monotonic() + 5.0
+        while True:
+            client = self.connect()
+            response = client.request_handshake()
+            if response.status == 101:
+                return
+            self.assertEqual(response.status, 429, response.describe())
+            self.assertLess(time.monotonic(), deadline, "the address's slot was never released")
+            time.sleep(0.1)
+
+
+class HandshakeRateTest(GatewayTestCase):
+    """--handshake-rate: a token bucket per address; past it 429 with Retry-After (issue #12, item 8)."""
+
+    # One new socket every 10 s after a burst of 3: the test's connects come far faster.
+    gateway_args = ("--handshake-rate", "0.1", "--handshake-burst", "3", "--admin", "127.0.0.1:0")
+
+    def test_fourth_quick_handshake_gets_429_with_retry_after(self):
+        for _ in range(3):
+            self.open_client()
+        response = self.connect().request_handshake()
+        self.assert_refused(response, 429)
+        retry_after = int(response.header("Retry-After") or "0")
+        self.assertGreaterEqual(retry_after, 1, response.describe())
+        self.assertLessEqual(retry_after, 10, response.describe())
+        metrics = scrape_metrics(self.gateway)
+        self.assertEqual(metrics['framegate_gateway_rate_limited_total{what="handshake",action="refused"}'], 1)
+        self.assertEqual(metrics['framegate_gateway_handshakes_refused_total{status="429"}'], 1)
+
+
+class MessageRateCloseTest(GatewayTestCase):
+    """--message-rate with the close policy: the connection past the rate is closed with 1008."""
+
+    # A burst of one message, then one every 10 s.
+    gateway_args = ("--message-rate", "0.1", "--admin", "127.0.0.1:0")
+
+    def test_second_quick_message_closes_1008(self):
+        client = self.open_client()
+        self.roundtrip(client, OP_TEXT, b"first")
+        client.send_text(b"second")
+        self.assert_close(client, 1008, "message rate exceeded")
+        metrics = scrape_metrics(self.gateway)
+        self.assertEqual(metrics['framegate_gateway_rate_limited_total{what="message",action="closed"}'], 1)
+
+
+class MessageRateDropTest(GatewayTestCase):
+    """--message-rate with the drop policy: messages past the rate are dropped and counted, the connection stays."""
+
+    gateway_args = ("--message-rate", "0.1", "--rate-limit-policy", "drop", "--admin", "127.0.0.1:0")
+
+    def test_messages_past_the_rate_are_dropped(self):
+        client = self.open_client()
+        self.roundtrip(client, OP_TEXT, b"first")
+        client.send_text(b"second")
+        client.send_text(b"third")
+        client.send_ping(b"after")
+        self.assert_pong(client, b"after")  # nothing echoed before it
+        metrics = scrape_metrics(self.gateway)
+        self.assertEqual(metrics['framegate_gateway_rate_limited_total{what="message",action="dropped"}'], 2)
+
+
+class ByteRateTest(GatewayTestCase):
+    """--byte-rate: a message larger than the budget passes on a full bucket, then the debt is paid first."""
+
+    gateway_args = ("--byte-rate", "1", "--admin", "127.0.0.1:0")
+
+    def test_bytes_past_the_rate_close_1008(self):
+        client = self.open_client()
+        self.roundtrip(client, OP_BINARY, b"x" * 100)
+        client.send_binary(b"y" * 100)
+        self.assert_close(client, 1008, "byte rate exceeded")
+        metrics = scrape_metrics(self.gateway)
+        self.assertEqual(metrics['framegate_gateway_rate_limited_total{what="bytes",action="closed"}'], 1)
 
 
 if __name__ == "__main__":
