@@ -86,21 +86,23 @@ bool session::admit_address() {
   const auto remote = socket_.remote_endpoint(ec);
   if (ec) return true;  // gone already: the first read fails
   const auto a = home_.shared().per_ip->admit(remote.address(), home_.now_ms());
-  switch (a.what) {
-    case per_ip_limits::verdict::admitted:
-      ip_slot_ = a.slot;
-      ip_counted_ = true;
-      return true;
-    case per_ip_limits::verdict::rate_limited:
-      ++home_.counters().handshakes_rate_limited;
-      refuse(429, "too many new connections from this address, slow down", (a.retry_after_ms + 999) / 1000);
-      return false;
-    case per_ip_limits::verdict::too_many_connections:
-      ++home_.counters().refused_per_ip;
-      refuse(429, "too many connections from this address");
-      return false;
+  if (a.what == per_ip_limits::verdict::admitted) {
+    ip_slot_ = a.slot;
+    ip_counted_ = true;
+    return true;
   }
-  return true;
+  // A refused socket lingers until the client reads its 429 (at most
+  // --close-timeout): it must not hold a slot others could use meanwhile.
+  home_.shared().open_connections.fetch_sub(1, std::memory_order_relaxed);
+  counted_ = false;
+  if (a.what == per_ip_limits::verdict::rate_limited) {
+    ++home_.counters().handshakes_rate_limited;
+    refuse(429, "too many new connections from this address, slow down", (a.retry_after_ms + 999) / 1000);
+  } else {
+    ++home_.counters().refused_per_ip;
+    refuse(429, "too many connections from this address");
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------- handshake

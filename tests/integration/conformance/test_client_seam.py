@@ -160,6 +160,17 @@ class PerIpCapTest(GatewayTestCase):
             time.sleep(0.1)
 
 
+class PerIpRefusalsHoldNoSlotTest(GatewayTestCase):
+    """A socket refused by a per-IP limit does not hold a slot of --max-connections while it drains."""
+
+    gateway_args = ("--max-connections", "2", "--max-connections-per-ip", "1")
+
+    def test_refused_sockets_left_open_do_not_fill_the_gateway(self):
+        self.open_client()
+        for _ in range(3):  # each stays connected after its 429
+            self.assert_refused(self.connect().request_handshake(), 429)
+
+
 class HandshakeRateTest(GatewayTestCase):
     """--handshake-rate: a token bucket per address; past it 429 with Retry-After (issue #12, item 8)."""
 
