@@ -36,6 +36,33 @@ std::string describe_deflate(const ws::deflate_options& d) {
          " KiB of zlib state per connection that uses it";
 }
 
+std::string duration_problem(double seconds) {
+  // Written so that NaN fails too.
+  if (!(seconds > 0)) return "must be a number of seconds above 0";
+  if (!(seconds <= max_duration_seconds)) return "must be at most 86400 seconds (1 day)";
+  return {};
+}
+
+namespace {
+// CLI11 check of a duration option, with the line duration_problem() gives.
+CLI::Validator duration_seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double seconds = 0;
+        try {
+          std::size_t used = 0;
+          seconds = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number of seconds";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number of seconds";
+        }
+        const std::string problem = duration_problem(seconds);
+        return problem.empty() ? problem : text + " " + problem;
+      },
+      "SECONDS");
+}
+}  // namespace
+
 gateway_config parse_gateway_config(int argc, char** argv) {
   gateway_config cfg;
   CLI::App app{
@@ -76,25 +103,26 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   app.add_option("--handshake-timeout", handshake_timeout, "Seconds a client has to complete the handshake")
       ->envname("FRAMEGATE_HANDSHAKE_TIMEOUT")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds());
   app.add_option("--close-timeout", close_timeout, "Seconds to wait for the peer's close frame before dropping TCP")
       ->envname("FRAMEGATE_CLOSE_TIMEOUT")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds());
   app.add_option("--idle-ping", idle_ping, "Seconds of client silence before the gateway pings")
       ->envname("FRAMEGATE_IDLE_PING")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds());
   app.add_option("--pong-timeout", pong_timeout, "Seconds to wait for any frame after a ping before closing (1011)")
       ->envname("FRAMEGATE_PONG_TIMEOUT")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds());
   app.add_option("--origin", origins, "Comma-separated allowed Origin values (default: any); others get 403")
       ->envname("FRAMEGATE_ORIGIN");
   app.add_option("--subprotocol", subprotocols,
                  "Comma-separated supported subprotocols; the client's first supported offer is selected")
       ->envname("FRAMEGATE_SUBPROTOCOL");
-  app.add_option("--max-connections", cfg.max_connections, "Most open connections; beyond it handshakes get 503")
+  app.add_option("--max-connections", cfg.max_connections,
+                 "Most client sockets, those still in their handshake included; beyond it new ones get 503")
       ->envname("FRAMEGATE_MAX_CONNECTIONS")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -104,6 +132,36 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 34));
   app.add_option("--send-queue-policy", policy, "At the send-queue limit: close (1008) or drop new messages")
       ->envname("FRAMEGATE_SEND_QUEUE_POLICY")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"close", "drop"}));
+  std::string rate_policy = "close";
+  app.add_option("--max-connections-per-ip", cfg.max_connections_per_ip,
+                 "Most sockets from one client address (IPv6: one /64); beyond it 429 (0: no cap)")
+      ->envname("FRAMEGATE_MAX_CONNECTIONS_PER_IP")
+      ->capture_default_str();
+  app.add_option("--handshake-rate", cfg.handshake_rate,
+                 "New sockets per second from one client address; faster ones get 429 with Retry-After (0: no limit)")
+      ->envname("FRAMEGATE_HANDSHAKE_RATE")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--handshake-burst", cfg.handshake_burst,
+                 "New sockets one client address may open at once under --handshake-rate (0: the rate, at least 1)")
+      ->envname("FRAMEGATE_HANDSHAKE_BURST")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--message-rate", cfg.message_rate,
+                 "Messages per second one connection may send, bursts of one second's worth (0: no limit)")
+      ->envname("FRAMEGATE_MESSAGE_RATE")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--byte-rate", cfg.byte_rate,
+                 "Payload bytes per second one connection may send, bursts of one second's worth (0: no limit)")
+      ->envname("FRAMEGATE_BYTE_RATE")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e12));
+  app.add_option("--rate-limit-policy", rate_policy,
+                 "Past --message-rate or --byte-rate: close (1008) or drop the message (counted)")
+      ->envname("FRAMEGATE_RATE_LIMIT_POLICY")
       ->capture_default_str()
       ->check(CLI::IsMember({"close", "drop"}));
   app.add_flag("--skip-utf8-validation", skip_utf8, "Do not validate text messages (trusted clients only)")
@@ -245,6 +303,8 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.link_ping = seconds_to_ms(link_ping);
   cfg.link_timeout = seconds_to_ms(link_timeout);
   cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;
+  cfg.rate_limit_policy = rate_policy == "drop" ? overflow_policy::drop : overflow_policy::close;
+  if (cfg.handshake_burst == 0) cfg.handshake_burst = std::max(1.0, cfg.handshake_rate);
   deflate.server_takeover = takeover == "server" || takeover == "both";
   deflate.client_takeover = takeover == "client" || takeover == "both";
   return cfg;

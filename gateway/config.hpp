@@ -38,6 +38,16 @@ struct gateway_config {
   std::size_t max_send_queue = 1024 * 1024;
   overflow_policy send_queue_policy = overflow_policy::close;
 
+  // Client rate limits, all off by default (0): what is sane depends on the
+  // deployment (many clients share one address behind NAT or a proxy, and
+  // message rates are an app's business). Bursts are one second's worth.
+  std::uint32_t max_connections_per_ip = 0;  // sockets per address (IPv6: per /64)
+  double handshake_rate = 0;                 // new sockets per second per address
+  double handshake_burst = 0;                // 0: the rate (at least 1)
+  double message_rate = 0;                   // data messages per second per connection
+  double byte_rate = 0;                      // payload bytes per second per connection
+  overflow_policy rate_limit_policy = overflow_policy::close;
+
   // Worker mode: where the per-thread link sockets live, how connections
   // are pinned to workers, and what the workers are told about them.
   std::string link_dir = link::default_link_dir();  // $XDG_RUNTIME_DIR/framegate, else /tmp/framegate-<uid>
@@ -68,6 +78,14 @@ struct gateway_config {
 // One line for the start-up log: what --deflate* amount to, and the zlib
 // memory each connection may hold with context takeover.
 std::string describe_deflate(const ws::deflate_options& d);
+
+// Timeouts and intervals are given in seconds and held as 64-bit
+// milliseconds. Above a day a value is far more likely a unit mistake (a
+// value meant as milliseconds) than an intent, so it is refused at start-up.
+inline constexpr double max_duration_seconds = 86400;
+// Empty if `seconds` is a valid duration (above zero, at most a day);
+// otherwise one line that says why not.
+std::string duration_problem(double seconds);
 
 // Parses argv (and the environment). On --help prints usage and exits 0;
 // on a bad option prints one line to stderr and exits 2 (config_error_exit).

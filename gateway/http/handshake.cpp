@@ -108,6 +108,10 @@ handshake_verdict evaluate_handshake(const beast::http::request_header<>& req, c
       !key_is_valid({key->value().data(), key->value().size()}))
     return refuse(400, "Sec-WebSocket-Key must be base64 of 16 bytes");
 
+  // RFC 6454 §7.3: a user agent sends at most one Origin. Two copies are a
+  // forgery, and the check below and an app reading the forwarded value
+  // could each judge a different one.
+  if (req.count(field::origin) > 1) return refuse(403, "more than one Origin header");
   if (!opt.allowed_origins.empty()) {
     const auto origin = req.find(field::origin);
     const std::string_view value =
@@ -165,11 +169,12 @@ std::string accept_response(const handshake_verdict& v) {
   return out;
 }
 
-std::string refusal_response(unsigned status, std::string_view reason) {
+std::string refusal_response(unsigned status, std::string_view reason, std::uint64_t retry_after_s) {
   const auto text = beast::http::obsolete_reason(beast::http::int_to_status(status));
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(text.data(), text.size()) + "\r\n";
   if (status == 426) out += "Sec-WebSocket-Version: 13\r\nUpgrade: websocket\r\n";
   if (status == 405) out += "Allow: GET\r\n";
+  if (retry_after_s != 0) out += "Retry-After: " + std::to_string(retry_after_s) + "\r\n";
   out += "Content-Type: text/plain\r\nConnection: close\r\nContent-Length: " + std::to_string(reason.size() + 1) +
          "\r\n\r\n";
   out += reason;

@@ -3,6 +3,7 @@
 // the RFC names and one line that tells the client what was wrong.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +44,8 @@ std::string accept_response(const handshake_verdict& v);
 
 // A refusal: status line, Content-Type text/plain, Connection: close, the
 // headers a status requires (426: Sec-WebSocket-Version / Upgrade;
-// 405: Allow) and a one-line body.
-std::string refusal_response(unsigned status, std::string_view reason);
+// 405: Allow), Retry-After when `retry_after_s` is not 0 (RFC 9110
+// §10.2.3, with 429 or 503) and a one-line body.
+std::string refusal_response(unsigned status, std::string_view reason, std::uint64_t retry_after_s = 0);
 
 }  // namespace fg::http

@@ -66,7 +66,20 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
   out.family("framegate_gateway_backpressure_events_total",
              "Times a client's send queue hit --max-send-queue, by what was done.", metric_kind::counter)
       .add(static_cast<double>(c.overflow_closes), {{"action", "closed"}})
-      .add(static_cast<double>(c.dropped_messages), {{"action", "dropped"}});
+      .add(static_cast<double>(c.dropped_messages), {{"action", "dropped"}})
+      .add(static_cast<double>(c.dropped_pongs), {{"action", "pong_dropped"}});
+  auto limited = out.family("framegate_gateway_rate_limited_total",
+                            "Handshakes refused by --handshake-rate (429), and messages past --message-rate or "
+                            "--byte-rate, by what was done.",
+                            metric_kind::counter);
+  limited.add(static_cast<double>(c.handshakes_rate_limited), {{"what", "handshake"}, {"action", "refused"}});
+  for (std::size_t w = 0; w < rate_limit_what.size(); ++w)
+    for (std::size_t a = 0; a < rate_limit_action.size(); ++a)
+      limited.add(static_cast<double>(c.rate_limited[w * 2 + a]),
+                  {{"what", rate_limit_what[w]}, {"action", rate_limit_action[a]}});
+  out.counter("framegate_gateway_connections_refused_per_ip_total",
+              "Sockets refused (429) because their address held --max-connections-per-ip already.",
+              static_cast<double>(c.refused_per_ip));
   out.counter("framegate_gateway_pings_sent_total", "Heartbeat pings sent to silent clients.",
               static_cast<double>(c.pings_sent));
   out.counter("framegate_gateway_pong_timeouts_total", "Connections closed (1011) because no frame followed a ping.",

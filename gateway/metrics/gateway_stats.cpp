@@ -33,6 +33,10 @@ void thread_counters::add(const thread_counters& o) {
   socket_written_bytes += o.socket_written_bytes;
   dropped_messages += o.dropped_messages;
   overflow_closes += o.overflow_closes;
+  dropped_pongs += o.dropped_pongs;
+  handshakes_rate_limited += o.handshakes_rate_limited;
+  refused_per_ip += o.refused_per_ip;
+  add_all(rate_limited, o.rate_limited);
   pings_sent += o.pings_sent;
   pong_timeouts += o.pong_timeouts;
   add_all(held_closes, o.held_closes);

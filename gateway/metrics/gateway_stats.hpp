@@ -34,7 +34,7 @@ std::string label(std::size_t group);
 
 // The HTTP statuses a handshake can be refused with.
 namespace refusal_status {
-inline constexpr std::array<unsigned, 9> all{400, 403, 404, 405, 408, 426, 431, 503, 0};  // 0: any other
+inline constexpr std::array<unsigned, 10> all{400, 403, 404, 405, 408, 426, 429, 431, 503, 0};  // 0: any other
 constexpr std::size_t of(unsigned status) noexcept {
   for (std::size_t i = 0; i + 1 < all.size(); ++i)
     if (all[i] == status) return i;
@@ -45,6 +45,11 @@ constexpr std::size_t of(unsigned status) noexcept {
 // Why a close waited for replies (message_sink::hold_close), as an index.
 inline constexpr std::array<const char*, 2> held_reasons{"protocol_error", "client_close"};
 constexpr std::size_t held_reason(bool by_client) noexcept { return by_client ? 1 : 0; }
+
+// What a connection's rate limit (--message-rate, --byte-rate) was hit by,
+// and what was done, as one index: what * 2 + (dropped ? 1 : 0).
+inline constexpr std::array<const char*, 2> rate_limit_what{"message", "bytes"};
+inline constexpr std::array<const char*, 2> rate_limit_action{"closed", "dropped"};
 
 // Text and binary, the two data opcodes, as array indices.
 constexpr std::size_t data_index(ws::opcode op) noexcept { return op == ws::opcode::binary ? 1 : 0; }
@@ -63,8 +68,12 @@ struct thread_counters {
   std::array<std::uint64_t, 2> payload_received{}, payload_sent{};
   std::uint64_t socket_read_bytes = 0;
   std::uint64_t socket_written_bytes = 0;
-  std::uint64_t dropped_messages = 0;  // --send-queue-policy drop
-  std::uint64_t overflow_closes = 0;   // --send-queue-policy close (1008)
+  std::uint64_t dropped_messages = 0;           // --send-queue-policy drop
+  std::uint64_t overflow_closes = 0;            // --send-queue-policy close (1008)
+  std::uint64_t handshakes_rate_limited = 0;    // 429 by --handshake-rate
+  std::uint64_t refused_per_ip = 0;             // 429 by --max-connections-per-ip
+  std::array<std::uint64_t, 4> rate_limited{};  // by rate_limit_what * 2 + action
+  std::uint64_t dropped_pongs = 0;  // --send-queue-policy drop, a pong to a client that pings and does not read
   std::uint64_t pings_sent = 0;
   std::uint64_t pong_timeouts = 0;
   std::array<std::uint64_t, held_reasons.size()> held_closes{};          // by held_reason

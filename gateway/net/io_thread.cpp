@@ -11,7 +11,11 @@ namespace fg::gateway {
 namespace asio = boost::asio;
 
 io_thread::io_thread(gateway_shared& shared, unsigned index)
-    : shared_(shared), index_(index), tick_(io_.get_executor()), compressor_(shared.config.deflate(), counters_) {
+    : shared_(shared),
+      index_(index),
+      tick_(io_.get_executor()),
+      epoch_(shared.epoch),
+      compressor_(shared.config.deflate(), counters_) {
   // Tick often enough to honour the shortest configured timeout to within
   // a quarter of it, but no more than 100 times a second.
   const auto& c = shared.config;
@@ -49,8 +53,8 @@ void io_thread::request_shutdown() {
   asio::post(io_, [this] { begin_shutdown(); });
 }
 
-std::uint32_t io_thread::now_ms() const noexcept {
-  return static_cast<std::uint32_t>(
+std::uint64_t io_thread::now_ms() const noexcept {
+  return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - epoch_).count());
 }
 
@@ -79,7 +83,7 @@ void io_thread::schedule_tick() {
 }
 
 void io_thread::on_tick() {
-  const std::uint32_t now = now_ms();
+  const std::uint64_t now = now_ms();
   for (session* s = head_; s != nullptr;) {
     session* next = s->next_;  // a session only unlinks itself when destroyed, never during this loop
     s->on_tick(now);
@@ -91,7 +95,7 @@ void io_thread::on_tick() {
       sink_->stop();
       return;  // nothing keeps the loop alive: run() returns
     }
-    if (static_cast<std::int32_t>(now - shutdown_deadline_ms_) >= 0) {
+    if (now >= shutdown_deadline_ms_) {
       component_logger("gateway")->warn("thread {}: {} connections did not close in time", index_, session_count_);
       sink_->stop();
       io_.stop();
@@ -109,7 +113,7 @@ void io_thread::begin_shutdown() {
   for (session* s = head_; s != nullptr; s = s->next_) s->go_away();
   uncork();
   const auto grace = shared_.config.close_timeout + std::chrono::milliseconds(500);
-  shutdown_deadline_ms_ = now_ms() + static_cast<std::uint32_t>(grace.count());
+  shutdown_deadline_ms_ = now_ms() + static_cast<std::uint64_t>(grace.count());
   // Notice the last connection leaving quickly, whatever the usual tick.
   tick_interval_ = std::min(tick_interval_, std::chrono::milliseconds(20));
   tick_.cancel();

@@ -19,6 +19,7 @@
 
 #include "common/byte_buffer.hpp"
 #include "gateway/config.hpp"
+#include "gateway/limits/per_ip_limits.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
@@ -37,6 +38,11 @@ struct gateway_shared {
   std::string gateway_id;  // unique per process start: with it, connection ids are unique across restarts
   std::atomic<std::size_t> open_connections{0};
   std::atomic<std::uint64_t> next_session_id{1};
+  // Every thread's now_ms() counts from here, so per-IP buckets shared by
+  // the threads see one clock.
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
+  // --max-connections-per-ip / --handshake-rate; null when both are off.
+  std::unique_ptr<per_ip_limits> per_ip{};
 };
 
 class io_thread {
@@ -79,8 +85,8 @@ class io_thread {
   // A session whose output was deferred this turn (see session::defer).
   void flush_at_end_of_turn(std::shared_ptr<session> s) { deferred_.push_back(std::move(s)); }
 
-  // Milliseconds since the loop started (wraps after 49 days; compare by difference).
-  [[nodiscard]] std::uint32_t now_ms() const noexcept;
+  // Milliseconds since the loop started; 64 bits, so it never wraps.
+  [[nodiscard]] std::uint64_t now_ms() const noexcept;
 
   void add(session& s) noexcept;
   void remove(session& s) noexcept;
@@ -99,7 +105,7 @@ class io_thread {
   boost::asio::basic_waitable_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>,
                                     boost::asio::io_context::executor_type>
       tick_;
-  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point epoch_;  // the gateway's (gateway_shared::epoch)
   std::chrono::milliseconds tick_interval_{100};
   std::thread thread_;
   std::unique_ptr<message_sink> sink_;
@@ -112,7 +118,7 @@ class io_thread {
   session* head_ = nullptr;
   std::size_t session_count_ = 0;
   bool shutting_down_ = false;
-  std::uint32_t shutdown_deadline_ms_ = 0;
+  std::uint64_t shutdown_deadline_ms_ = 0;
   thread_counters counters_;
   message_compressor compressor_;
 };

@@ -16,6 +16,13 @@ using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT
 server::server(const gateway_config& config, sink_factory make_sink) : shared_{config, std::move(make_sink), {}} {
   std::random_device entropy;
   shared_.gateway_id = fmt::format("{:08x}{:08x}", entropy(), entropy());
+  if (config.max_connections_per_ip != 0 || config.handshake_rate > 0) {
+    per_ip_options o;
+    o.max_connections = config.max_connections_per_ip;
+    o.handshake_rate = config.handshake_rate;
+    o.handshake_burst = config.handshake_burst;
+    shared_.per_ip = std::make_unique<per_ip_limits>(o, (std::uint64_t{entropy()} << 32) | entropy());
+  }
   for (unsigned i = 0; i < config.threads; ++i) threads_.push_back(std::make_unique<io_thread>(shared_, i));
 }
 

@@ -1,7 +1,6 @@
 #include "gateway/net/session.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 #include <boost/asio/write.hpp>
@@ -13,6 +12,7 @@
 
 #include "common/buffer_pool.hpp"
 #include "common/logging.hpp"
+#include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/static_files.hpp"
 #include "gateway/net/broadcast_frames.hpp"
@@ -39,8 +39,8 @@ struct handshake_state {
 };
 
 namespace {
-bool due(std::uint32_t now, std::uint32_t deadline) { return static_cast<std::int32_t>(now - deadline) >= 0; }
-std::uint32_t ms(std::chrono::milliseconds d) { return static_cast<std::uint32_t>(d.count()); }
+bool due(std::uint64_t now, std::uint64_t deadline) { return now >= deadline; }
+std::uint64_t ms(std::chrono::milliseconds d) { return static_cast<std::uint64_t>(d.count()); }
 // A connection never leaves its thread, so its reader always borrows from
 // the same pools.
 ws::reader_pools thread_pools() { return {buffer_pool::this_thread(), ws::inflater_pool::this_thread()}; }
@@ -56,6 +56,7 @@ session::~session() {
   home_.remove(*this);
   queue_.release(buffer_pool::this_thread());
   if (counted_) home_.shared().open_connections.fetch_sub(1, std::memory_order_relaxed);
+  if (ip_counted_) home_.shared().per_ip->release(ip_slot_);
 }
 
 void session::start() {
@@ -68,7 +69,40 @@ void session::start() {
   if (ec) return abort();
   handshake_ = std::make_unique<handshake_state>(cfg.max_header_bytes);
   deadline_ms_ = home_.now_ms() + ms(cfg.handshake_timeout);
+  // A socket holds a slot of --max-connections from its accept on: sockets
+  // that never finish their handshake cost memory and descriptors too.
+  auto& open = home_.shared().open_connections;
+  if (open.fetch_add(1, std::memory_order_relaxed) >= cfg.max_connections) {
+    open.fetch_sub(1, std::memory_order_relaxed);
+    return refuse(503, "connection limit reached, try later");
+  }
+  counted_ = true;
+  if (home_.shared().per_ip && !admit_address()) return;
   do_read_handshake();
+}
+
+bool session::admit_address() {
+  error_code ec;
+  const auto remote = socket_.remote_endpoint(ec);
+  if (ec) return true;  // gone already: the first read fails
+  const auto a = home_.shared().per_ip->admit(remote.address(), home_.now_ms());
+  if (a.what == per_ip_limits::verdict::admitted) {
+    ip_slot_ = a.slot;
+    ip_counted_ = true;
+    return true;
+  }
+  // A refused socket lingers until the client reads its 429 (at most
+  // --close-timeout): it must not hold a slot others could use meanwhile.
+  home_.shared().open_connections.fetch_sub(1, std::memory_order_relaxed);
+  counted_ = false;
+  if (a.what == per_ip_limits::verdict::rate_limited) {
+    ++home_.counters().handshakes_rate_limited;
+    refuse(429, "too many new connections from this address, slow down", (a.retry_after_ms + 999) / 1000);
+  } else {
+    ++home_.counters().refused_per_ip;
+    refuse(429, "too many connections from this address");
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------- handshake
@@ -106,13 +140,6 @@ void session::on_handshake(error_code ec) {
   std::string_view why;
   if (const unsigned status = home_.sink().admit(info, why); status != 0) return refuse(status, why);
 
-  auto& open = home_.shared().open_connections;
-  if (open.fetch_add(1, std::memory_order_relaxed) >= cfg.max_connections) {
-    open.fetch_sub(1, std::memory_order_relaxed);
-    return refuse(503, "connection limit reached, try later");
-  }
-  counted_ = true;
-
   // Bytes the client sent after its request (frames, pipelined) are kept.
   const auto rest = handshake_->buffer.data();
   std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
@@ -133,23 +160,15 @@ request_info session::make_request_info() const {
   error_code ec;
   const auto remote = socket_.remote_endpoint(ec);
   if (!ec) info.remote_address = remote.address().to_string();
-  for (const auto& field : req) {
-    std::string name(field.name_string().data(), field.name_string().size());
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (name == "origin" || name == "cookie" ||
-        std::find(home_.config().forward_headers.begin(), home_.config().forward_headers.end(), name) !=
-            home_.config().forward_headers.end())
-      info.headers.emplace_back(std::move(name), std::string(field.value().data(), field.value().size()));
-  }
+  info.headers = http::forwarded_headers(req, home_.config().forward_headers);
   return info;
 }
 
-void session::refuse(unsigned status, std::string_view reason) {
+void session::refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s) {
   auto& c = home_.counters();
   ++c.handshakes_refused;
   ++c.refused_by_status[refusal_status::of(status)];
-  respond(http::refusal_response(status, reason));
+  respond(http::refusal_response(status, reason, retry_after_s));
 }
 
 void session::serve_static() {
@@ -180,6 +199,10 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
   handshake_.reset();
   phase_ = phase::open;
   last_rx_ms_ = home_.now_ms();
+  if (const auto& cfg = home_.config(); cfg.message_rate > 0 || cfg.byte_rate > 0)
+    rates_ = std::make_unique<rate_buckets>(
+        rate_buckets{token_bucket(cfg.message_rate, std::max(1.0, cfg.message_rate), last_rx_ms_),
+                     token_bucket(cfg.byte_rate, std::max(1.0, cfg.byte_rate), last_rx_ms_)});
   auto& out = home_.cork_for(*this);
   out.append(response.data(), response.size());
   home_.sink().on_open(*this, std::move(info));
@@ -258,11 +281,32 @@ void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
     c.deflate_bytes_in_compressed += reader_.wire_size();
     c.deflate_bytes_in_uncompressed += payload.size();
   }
+  if (rates_ && !within_rate(payload.size())) return;
   home_.sink().on_message(*this, op, payload);
 }
 
+bool session::within_rate(std::size_t payload_size) {
+  const auto& cfg = home_.config();
+  const std::uint64_t now = home_.now_ms();
+  std::size_t what = 0;  // index of rate_limit_what
+  if (cfg.message_rate > 0 && !rates_->messages.try_take(1, now))
+    what = 0;
+  else if (cfg.byte_rate > 0 && !rates_->bytes.try_take(static_cast<double>(payload_size), now))
+    what = 1;
+  else
+    return true;
+  const bool drop = cfg.rate_limit_policy == overflow_policy::drop;
+  ++home_.counters().rate_limited[what * 2 + (drop ? 1 : 0)];
+  if (!drop) close(ws::close_code::policy_violation, what == 0 ? "message rate exceeded" : "byte rate exceeded");
+  return false;
+}
+
 void session::on_ping(std::span<std::uint8_t> payload) {
-  if (phase_ == phase::open) send_frame(ws::opcode::pong, payload, true);
+  if (phase_ != phase::open) return;
+  // A pong counts toward --max-send-queue like a message: a client that
+  // pings and never reads would otherwise grow its backlog without bound.
+  if (!make_room(ws::frame_header_size(payload.size()) + payload.size(), frame_kind::pong)) return;
+  send_frame(ws::opcode::pong, payload, true);
 }
 
 void session::on_pong(std::span<std::uint8_t>) { ping_outstanding_ = false; }
@@ -326,11 +370,11 @@ void session::count_sent(ws::opcode op, std::size_t payload_size) {
   c.payload_sent[data_index(op)] += payload_size;
 }
 
-bool session::make_room(std::size_t frame_size) {
+bool session::make_room(std::size_t frame_size, frame_kind kind) {
   const auto& cfg = home_.config();
   if (queue_.has_room(frame_size, home_.corked_bytes(*this), cfg.max_send_queue)) return true;
   if (cfg.send_queue_policy == overflow_policy::drop) {
-    ++home_.counters().dropped_messages;
+    ++(kind == frame_kind::pong ? home_.counters().dropped_pongs : home_.counters().dropped_messages);
     return false;
   }
   ++home_.counters().overflow_closes;
@@ -487,7 +531,7 @@ void session::abort() {
   socket_.close(ec);  // pending waits complete with operation_aborted and release the session
 }
 
-void session::on_tick(std::uint32_t now) {
+void session::on_tick(std::uint64_t now) {
   const auto& cfg = home_.config();
   switch (phase_) {
     case phase::handshake:

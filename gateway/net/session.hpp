@@ -25,6 +25,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "common/byte_buffer.hpp"
+#include "gateway/limits/token_bucket.hpp"
 #include "gateway/net/connection.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/send_queue.hpp"
@@ -78,7 +79,7 @@ class session final : public connection, public std::enable_shared_from_this<ses
   void resume_reading() override;
 
   // Called by the thread's housekeeping tick: timeouts and heartbeats.
-  void on_tick(std::uint32_t now_ms);
+  void on_tick(std::uint64_t now_ms);
   // Called by the thread when it owns the cork: write what was queued.
   void flush(byte_buffer& corked);
   // Called when the cork moves to another session mid-turn (a broadcast):
@@ -115,7 +116,11 @@ class session final : public connection, public std::enable_shared_from_this<ses
 
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
-  void refuse(unsigned status, std::string_view reason);
+  void refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s = 0);
+  bool admit_address();  // --max-connections-per-ip, --handshake-rate; false: refused
+  // --message-rate / --byte-rate: false if the message is over the rate (and
+  // the policy applied: the connection closes, or the message is dropped).
+  bool within_rate(std::size_t payload_size);
   void serve_static();                      // --static-dir: answers a plain HTTP request with a file
   void respond(std::string_view response);  // writes an HTTP response, then drains
   void accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined);
@@ -134,7 +139,13 @@ class session final : public connection, public std::enable_shared_from_this<ses
 
   void send_frame(ws::opcode op, std::span<const std::uint8_t> payload, bool exempt_from_limit,
                   bool compressed = false);
-  bool make_room(std::size_t frame_size);  // applies the send-queue policy
+  // Applies the send-queue policy to a frame about to be queued. Every
+  // message and pong passes here; the only frames that do not are our own
+  // pings (one outstanding at a time) and the one close frame, so nothing
+  // a client does can grow its backlog past --max-send-queue by more than
+  // a ping and a close.
+  enum class frame_kind : std::uint8_t { message, pong };
+  bool make_room(std::size_t frame_size, frame_kind kind = frame_kind::message);
   void count_sent(ws::opcode op, std::size_t payload_size);
   request_info make_request_info() const;
   void continue_reading();
@@ -155,16 +166,26 @@ class session final : public connection, public std::enable_shared_from_this<ses
   std::unique_ptr<ws::deflater> deflater_;  // server context takeover only, from the first compressed send
   send_queue queue_;
   std::uint64_t id_;
-  std::uint32_t last_rx_ms_ = 0;
-  std::uint32_t ping_sent_ms_ = 0;
-  std::uint32_t deadline_ms_ = 0;
+  // Milliseconds of io_thread::now_ms(): 64 bits, so no timeout an option
+  // allows can wrap (32-bit milliseconds wrap after 24.8 days).
+  std::uint64_t last_rx_ms_ = 0;
+  std::uint64_t ping_sent_ms_ = 0;
+  std::uint64_t deadline_ms_ = 0;
   phase phase_ = phase::handshake;
   bool reading_ = false;
   bool paused_ = false;
   bool ping_outstanding_ = false;
-  bool counted_ = false;  // holds a slot of --max-connections
+  bool counted_ = false;  // holds a slot of --max-connections (from the accept on)
   bool write_shut_ = false;
   held_close held_;
+  std::uint32_t ip_slot_ = 0;  // per_ip_limits slot, when ip_counted_
+  bool ip_counted_ = false;    // holds a socket of its address's --max-connections-per-ip
+  // Only with --message-rate or --byte-rate: a connection without pays a pointer.
+  struct rate_buckets {
+    token_bucket messages;
+    token_bucket bytes;
+  };
+  std::unique_ptr<rate_buckets> rates_;
   // While paused no wait is pending, so nothing else keeps the session alive.
   std::shared_ptr<session> paused_self_;
 };

@@ -3,7 +3,8 @@
 // and the response built from it must be well-formed. Never crash. With
 // permessage-deflate on, an accepted extension must be answered with a
 // header that parses back, within the configured window, and that would
-// itself be a valid offer (the negotiation's own grammar).
+// itself be a valid offer (the negotiation's own grammar). The headers
+// forwarded to workers come out once per name, lower-case, repeats joined.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/ws/deflate_negotiation.hpp"
 #include "tests/fuzz/check.hpp"
@@ -54,6 +56,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   boost::beast::error_code ec;
   parser.put(boost::asio::buffer(data, size), ec);
   if (!parser.is_header_done()) return 0;
+
+  static const std::vector<std::string> extra{"x-team", "host"};
+  const auto forwarded = fg::http::forwarded_headers(parser.get().base(), extra);
+  for (std::size_t i = 0; i < forwarded.size(); ++i) {
+    const auto& name = forwarded[i].first;
+    check(name == "origin" || name == "cookie" || name == "x-team" || name == "host");
+    for (std::size_t j = 0; j < i; ++j) check(forwarded[j].first != name);
+  }
 
   static const fg::http::handshake_options plain{};
   static const fg::http::handshake_options strict{{"https://app.example", "http://localhost:8080"},

@@ -123,5 +123,32 @@ class IdlePingTest(GatewayTestCase):
         self.assert_tcp_closed(client, "after the close reply")
 
 
+class LongDurationTest(GatewayTestCase):
+    """Contract: durations are held in 64-bit time, and above a day refused at start-up.
+
+    32-bit milliseconds wrapped past 24.8 days: `--idle-ping 2592000` (30
+    days) pinged after a fraction of a second and closed with 1011.
+    """
+
+    gateway_args = ("--idle-ping", "86400", "--pong-timeout", "86400", "--handshake-timeout", "86400")
+
+    def test_a_day_of_idle_ping_does_not_ping_at_once(self):
+        client = self.open_client()
+        with self.assertRaises(WsTimeout, msg="a ping (or close) came long before a day of silence"):
+            client.recv_frame(1.5)
+        self.roundtrip(client, OP_TEXT, b"still open")
+
+    def test_more_than_a_day_is_refused_at_start(self):
+        for option in ("--idle-ping", "--pong-timeout", "--handshake-timeout", "--close-timeout"):
+            with self.subTest(option=option):
+                line = self.assert_refuses_to_start("--listen", "127.0.0.1:0", "--echo", option, "2592000")
+                self.assertIn(option, line)
+                self.assertIn("1 day", line)
+
+    def test_zero_is_refused_at_start(self):
+        line = self.assert_refuses_to_start("--listen", "127.0.0.1:0", "--echo", "--idle-ping", "0")
+        self.assertIn("--idle-ping", line)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -606,6 +606,39 @@ def parse_http_head(head: bytes) -> tuple[int, str, list[tuple[str, str]]]:
 
 
 # ---------------------------------------------------------------------------
+# The gateway's /metrics (start it with "--admin", "127.0.0.1:0")
+# ---------------------------------------------------------------------------
+
+ADMIN_LISTEN_RE = re.compile(r"admin listening on [^ ]+:(\d+)")
+
+
+def admin_port_of(process: Process, timeout: float = 10.0) -> int:
+    """The port of the admin listener, read from the process's start-up line."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for line in process.output_lines():
+            if match := ADMIN_LISTEN_RE.search(line):
+                return int(match.group(1))
+        if time.monotonic() > deadline:
+            raise ProcessError("no admin listener line\n" + process.describe_tail())
+        time.sleep(0.02)
+
+
+def scrape_metrics(process: Process, timeout: float = 5.0) -> dict[str, float]:
+    """Every sample of the process's /metrics, keyed as written: 'name' or 'name{label="v",...}'."""
+    import urllib.request
+    url = f"http://127.0.0.1:{admin_port_of(process)}/metrics"
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        text = response.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            samples[key] = float(value)
+    return samples
+
+
+# ---------------------------------------------------------------------------
 # Raw WebSocket client
 # ---------------------------------------------------------------------------
 

@@ -112,6 +112,20 @@ std::vector<refusal_case> refusal_cases() {
       {"origin_missing_with_allow_list", [](request&) {}, origins({"http://good.example"}), 403},
       {"origin_prefix_of_listed", [](request& r) { set(r, f::origin, "http://good.example.evil"); },
        origins({"http://good.example"}), 403},
+      // The first copy was judged while apps saw the last.
+      {"two_origins_first_listed",
+       [](request& r) {
+         r.insert(f::origin, "http://good.example");
+         r.insert(f::origin, "http://evil.example");
+       },
+       origins({"http://good.example"}), 403},
+      {"two_origins_without_allow_list",
+       [](request& r) {
+         r.insert(f::origin, "http://a.example");
+         r.insert(f::origin, "http://a.example");
+       },
+       {},
+       403},
   };
 }
 

@@ -54,6 +54,24 @@ TEST(GatewayMetrics, ThreadsAreSummed) {
   EXPECT_EQ(text.find("framegate_gateway_worker"), std::string::npos) << "echo mode has no workers";
 }
 
+TEST(GatewayMetrics, ClientLimitsAreSummedByWhatAndAction) {
+  std::vector<thread_snapshot> threads(2);
+  for (auto& t : threads) {
+    t.counters.handshakes_rate_limited = 1;
+    t.counters.refused_per_ip = 2;
+    t.counters.rate_limited[1 * 2 + 1] = 3;  // bytes, dropped
+    t.counters.dropped_pongs = 4;
+    ++t.counters.refused_by_status[refusal_status::of(429)];
+  }
+  const std::string text = render_gateway_metrics(threads, {}, "g1");
+  EXPECT_TRUE(has_line(text, R"(framegate_gateway_rate_limited_total{what="handshake",action="refused"} 2)")) << text;
+  EXPECT_TRUE(has_line(text, R"(framegate_gateway_rate_limited_total{what="bytes",action="dropped"} 6)")) << text;
+  EXPECT_TRUE(has_line(text, R"(framegate_gateway_rate_limited_total{what="message",action="closed"} 0)")) << text;
+  EXPECT_TRUE(has_line(text, "framegate_gateway_connections_refused_per_ip_total 4")) << text;
+  EXPECT_TRUE(has_line(text, R"(framegate_gateway_backpressure_events_total{action="pong_dropped"} 8)")) << text;
+  EXPECT_TRUE(has_line(text, R"(framegate_gateway_handshakes_refused_total{status="429"} 2)")) << text;
+}
+
 TEST(GatewayMetrics, CloseCodesAreABoundedLabel) {
   EXPECT_EQ(close_code_group::label(close_code_group::of(1001)), "1001");
   EXPECT_EQ(close_code_group::label(close_code_group::of(3000)), "3xxx");
