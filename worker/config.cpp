@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -78,6 +79,14 @@ worker_config parse_worker_config(int argc, char** argv) {
       ->envname("FRAMEGATE_REDIS_BUFFER")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}));
+  const std::map<std::string, foreign_policy> foreign_policies{{"drop", foreign_policy::drop},
+                                                               {"deliver", foreign_policy::deliver}};
+  app.add_option("--redis-foreign", cfg.redis_foreign,
+                 "Room channel messages without the framegate header (another publisher, redis-cli): drop (and "
+                 "count) or deliver; delivered ones are still checked for size and UTF-8")
+      ->envname("FRAMEGATE_REDIS_FOREIGN")
+      ->transform(CLI::CheckedTransformer(foreign_policies, CLI::ignore_case))
+      ->default_str("drop");
   std::string admin = "127.0.0.1:9091";
   auto* admin_opt = app.add_option("--admin", admin,
                                    "Admin HTTP listener (/healthz, /readyz, /metrics), HOST:PORT (port 0: any free "

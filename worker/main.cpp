@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
       options.channel_prefix = config.channel_prefix;
       options.buffer = config.redis_buffer;
       options.resubscribe_wait = config.redis_resubscribe_wait;
+      options.max_envelope = config.link.max_envelope;
+      options.gateway_max_payload = [&runtime] { return runtime.gateway_max_payload(); };
+      options.foreign = config.redis_foreign;
       redis = std::make_unique<fg::worker::redis_broker>(io, *config.redis, options, deliver,
                                                          fg::component_logger("redis"));
       runtime.set_broker(*redis, nullptr);
@@ -110,9 +113,9 @@ int main(int argc, char** argv) {
       const auto r = redis->stats();
       log->info(
           "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} missed={} "
-          "reconnects={} resubscribes={} duplicates={} foreign={}",
+          "reconnects={} resubscribes={} duplicates={} foreign={} rejected={}",
           r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.missed, r.reconnects, r.resubscribes,
-          r.duplicates, r.foreign);
+          r.duplicates, r.foreign, r.rejected[0] + r.rejected[1] + r.rejected[2] + r.rejected[3]);
     } else {
       const auto& b = hub.stats();
       log->info("hub broker: {} publishes ({} dropped), {} deliveries", b.publishes, b.publishes_dropped, b.deliveries);
