@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -28,6 +30,17 @@ void check_apps(const std::vector<std::string>& apps, bool enable_test_apps) {
     if (!is_builtin_app(path) && !test_app)
       throw std::invalid_argument("--apps: no built-in app at '" + path + "' (known: " + builtin_app_list() + ")");
   }
+}
+
+// The file's content less trailing line breaks and blanks; throws
+// std::invalid_argument when it cannot be read or holds nothing.
+std::string read_secret_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("--redis-secret-file: cannot read " + path);
+  std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' || secret.back() == ' ')) secret.pop_back();
+  if (secret.empty()) throw std::invalid_argument("--redis-secret-file: " + path + " is empty");
+  return secret;
 }
 
 }  // namespace
@@ -87,6 +100,11 @@ worker_config parse_worker_config(int argc, char** argv) {
       ->envname("FRAMEGATE_REDIS_FOREIGN")
       ->transform(CLI::CheckedTransformer(foreign_policies, CLI::ignore_case))
       ->default_str("drop");
+  std::string secret_file;
+  app.add_option("--redis-secret-file", secret_file,
+                 "File holding the cluster's shared secret: envelopes on Redis carry an HMAC-SHA256 with it, and "
+                 "messages without a valid one are dropped (counted); every worker of the cluster needs the same")
+      ->envname("FRAMEGATE_REDIS_SECRET_FILE");
   std::string admin = "127.0.0.1:9091";
   auto* admin_opt = app.add_option("--admin", admin,
                                    "Admin HTTP listener (/healthz, /readyz, /metrics), HOST:PORT (port 0: any free "
@@ -108,6 +126,7 @@ worker_config parse_worker_config(int argc, char** argv) {
     check_apps(cfg.apps, cfg.enable_test_apps);
     if (cfg.link_dir.empty()) throw std::invalid_argument("--link-dir: must not be empty");
     if (!redis_url.empty()) cfg.redis = parse_redis_url(redis_url);
+    if (!secret_file.empty()) cfg.redis_secret = read_secret_file(secret_file);
     cfg.admin = parse_optional_host_port(admin, "--admin");
     cfg.admin_explicit = admin_opt->count() > 0;
   });

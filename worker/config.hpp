@@ -48,6 +48,9 @@ struct worker_config {
   bool admin_explicit = false;
   // Messages without the framegate header on a room channel (--redis-foreign).
   foreign_policy redis_foreign = foreign_policy::drop;
+  // The cluster's shared secret for authenticated envelopes (read from
+  // --redis-secret-file); empty: none.
+  std::string redis_secret;
   // After an outage, how long buffered publishes wait for the earlier subscribers to be back.
   std::chrono::milliseconds redis_resubscribe_wait{5000};
 };

@@ -17,11 +17,14 @@ Input layouts (see the targets):
   utf8:         [split seed][text...]
   handshake:    raw HTTP request bytes
   redis_inbound: [flags][channel message]  flags bit 0 deliver foreign messages,
-                bits 1-3 n: payload limit none (n=0) or 4<<n bytes
+                bits 1-3 n: payload limit none (n=0) or 4<<n bytes,
+                bit 4: secret "fuzz" on channel framegate:room:R
 Files found in the corpus directories that this script does not write (such
 as crash reproducers added by hand) are left alone.
 """
 
+import hashlib
+import hmac
 import os
 import struct
 import zlib
@@ -285,6 +288,12 @@ def redis_header(origin, seq):
     return b"fg1 %016x %016x\n" % (origin, seq)
 
 
+def signed_envelope(origin, seq, payload, key=b"fuzz", channel=b"framegate:room:R"):
+    prefix = b"fg2 %016x %016x" % (origin, seq)
+    mac = hmac.new(key, channel + b"\x00" + prefix + payload, hashlib.sha256).hexdigest().encode()
+    return prefix + b" " + mac + b"\n" + payload
+
+
 REDIS_SEEDS = {
     "framegate": b"\x00" + redis_header(0xFEDCBA9876543210, 42) + b'{"room":"R","data":1}',
     "empty_payload": b"\x00" + redis_header(1, 1),
@@ -297,7 +306,12 @@ REDIS_SEEDS = {
     "upper_hex": b"\x00" + b"fg1 FEDCBA9876543210 000000000000002a\n{}",
     "short_header": b"\x00" + b"fg1 0000000000000001 00000000000001\n",
     "bad_separator": b"\x00" + b"fg1 0000000000000001-0000000000000001\n",
-    "other_version": b"\x00" + b"fg2 0000000000000001 0000000000000001\n",
+    "other_version": b"\x00" + b"fg3 0000000000000001 0000000000000001\n",
+    "signed": b"\x10" + signed_envelope(5, 9, b'{"room":"R","data":2}'),
+    "signed_without_secret": b"\x00" + signed_envelope(5, 9, b"{}"),
+    "signed_bad_mac": b"\x10" + signed_envelope(5, 9, b"{}")[:-2] + b"[]",
+    "unsigned_with_secret": b"\x10" + redis_header(5, 9) + b"{}",
+    "signed_short": b"\x10" + signed_envelope(5, 9, b"")[:-2],
 }
 
 

@@ -13,6 +13,7 @@ const char* inbound_reject_name(inbound_reject r) noexcept {
     case inbound_reject::invalid_utf8: return "invalid_utf8";
     case inbound_reject::foreign: return "foreign";
     case inbound_reject::forged_seq: return "forged_seq";
+    case inbound_reject::bad_mac: return "bad_mac";
   }
   return "unknown";
 }
@@ -21,6 +22,12 @@ inbound_verdict check_inbound(std::string_view message, const inbound_policy& po
   inbound_verdict v;
   v.envelope = parse_redis_envelope(message);
   v.payload = v.envelope ? v.envelope->payload : message;
+  if (policy.mac != nullptr &&
+      (!v.envelope || v.envelope->version != 2 ||
+       !policy.mac->verify(policy.channel, v.envelope->signed_prefix, v.envelope->payload, v.envelope->mac))) {
+    v.reject = inbound_reject::bad_mac;
+    return v;
+  }
   if (!v.envelope && policy.foreign == foreign_policy::drop) {
     v.reject = inbound_reject::foreign;
     return v;

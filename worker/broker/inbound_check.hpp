@@ -5,7 +5,8 @@
 // closes the whole link, and with it every connection of the worker), it
 // must be UTF-8 (rooms deliver it as a text frame, RFC 6455 §8.1), and a
 // message without the framegate header is dropped unless the operator
-// asked for foreign messages (--redis-foreign deliver).
+// asked for foreign messages (--redis-foreign deliver). With a cluster
+// secret, a message without a valid MAC is dropped before anything else.
 //
 // Pure: no I/O; the broker counts the verdicts (docs/METRICS.md,
 // framegate_worker_broker_rejected_total{reason}).
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string_view>
 
+#include "worker/broker/envelope_mac.hpp"
 #include "worker/broker/redis_envelope.hpp"
 
 namespace fg::worker {
@@ -27,8 +29,9 @@ enum class inbound_reject : std::uint8_t {
   invalid_utf8,  // payload is not UTF-8: it would reach browsers as a broken text frame
   foreign,       // no framegate header, and --redis-foreign is drop
   forged_seq,    // our own origin with a seq we never published
+  bad_mac,       // with --redis-secret-file: MAC missing (version 1, foreign) or wrong
 };
-inline constexpr std::size_t inbound_reject_count = 4;
+inline constexpr std::size_t inbound_reject_count = 5;
 using inbound_reject_counts = std::array<std::uint64_t, inbound_reject_count>;
 
 // The metric label of `r`.
@@ -39,6 +42,10 @@ enum class foreign_policy : std::uint8_t { drop, deliver };
 struct inbound_policy {
   std::size_t max_payload = 0;  // largest payload an app may be handed; 0: no limit known
   foreign_policy foreign = foreign_policy::drop;
+  // With a secret (--redis-secret-file): every message must carry a valid
+  // MAC for `channel`; foreign ones cannot, whatever `foreign` says.
+  const envelope_mac* mac = nullptr;
+  std::string_view channel;
 };
 
 // The verdict on one channel message: either a reason to drop it, or the

@@ -12,6 +12,13 @@ bool publish_dedup::seen_seqs::contains(std::uint64_t seq) const noexcept {
   return false;
 }
 
+bool publish_dedup::seen_seqs::below_full_window(std::uint64_t seq) const noexcept {
+  if (ring.size() < window || seq > max) return false;
+  for (const std::uint64_t s : ring)
+    if (s <= seq) return false;
+  return true;
+}
+
 void publish_dedup::seen_seqs::add(std::uint64_t seq) {
   if (seq > max) max = seq;
   if (ring.size() < window) {
@@ -22,11 +29,11 @@ void publish_dedup::seen_seqs::add(std::uint64_t seq) {
   next = (next + 1) % window;
 }
 
-bool publish_dedup::accept(std::uint64_t origin, std::string_view room, std::uint64_t seq) {
+bool publish_dedup::accept(std::uint64_t origin, std::string_view room, std::uint64_t seq, bool authenticated) {
   auto room_it = seen_.find(room);
   if (room_it != seen_.end())
     if (const auto it = room_it->second.find(origin); it != room_it->second.end()) {
-      if (it->second.contains(seq)) return false;
+      if (it->second.contains(seq) || (authenticated && it->second.below_full_window(seq))) return false;
       it->second.add(seq);
       return true;
     }

@@ -56,8 +56,12 @@ class publish_dedup {
   explicit publish_dedup(std::size_t local_bound) : local_bound_(local_bound) {}
 
   // The rule: true (and remembered) unless `seq` is among the last `window`
-  // seqs accepted from `origin` in `room`.
-  bool accept(std::uint64_t origin, std::string_view room, std::uint64_t seq);
+  // seqs accepted from `origin` in `room`. `authenticated` (the header's
+  // MAC was checked, so only cluster members wrote the seq): also false
+  // for a seq below all of a full window, a replay of an old message; a
+  // genuine copy sent again never is (its origin resends its unacknowledged
+  // tail before anything newer).
+  bool accept(std::uint64_t origin, std::string_view room, std::uint64_t seq, bool authenticated = false);
   // This worker left `room`: what was remembered for it goes.
   void forget_room(std::string_view room);
   [[nodiscard]] std::size_t pairs() const noexcept { return pairs_; }
@@ -93,6 +97,7 @@ class publish_dedup {
     std::size_t next = 0;   // where the next seq goes once the ring is full
     std::uint64_t max = 0;  // above it nothing was seen: no scan needed
     [[nodiscard]] bool contains(std::uint64_t seq) const noexcept;
+    [[nodiscard]] bool below_full_window(std::uint64_t seq) const noexcept;
     void add(std::uint64_t seq);
   };
   struct string_hash {

@@ -51,7 +51,8 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       sub_(io, endpoint, "subscribe", options_.connection, *this, log_, origin_ ^ 0x9e3779b97f4a7c15ull),
       gate_timer_(io),
       outbox_(options_.buffer),
-      dedup_(local_bound(options_.buffer)) {}
+      dedup_(local_bound(options_.buffer)),
+      mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)) {}
 
 redis_broker::~redis_broker() { stop(); }
 
@@ -335,7 +336,8 @@ void redis_broker::publish(std::string_view room, std::string_view payload) {
   auto r = std::make_shared<publish_record>();
   r->seq = ++seq_;
   r->room = std::string(room);
-  r->wire = encode_redis_envelope(origin_, r->seq, payload);
+  r->wire = mac_ ? encode_signed_redis_envelope(*mac_, channel_of(room), origin_, r->seq, payload)
+                 : encode_redis_envelope(origin_, r->seq, payload);
   if (subs_.wants(room)) {
     if (pub_flowing_ && confirmed(room))
       dedup_.owe(r);
@@ -419,7 +421,8 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
   // An UNSUBSCRIBE may still be on its way.
   if (!subs_.wants(room)) return;
   const std::uint64_t gateway_limit = options_.gateway_max_payload ? options_.gateway_max_payload() : 0;
-  const inbound_policy policy{delivery_limit(options_.max_envelope, gateway_limit), options_.foreign};
+  const inbound_policy policy{delivery_limit(options_.max_envelope, gateway_limit), options_.foreign, mac_.get(),
+                              channel};
   const inbound_verdict v = check_inbound(data, policy);
   const bool ours = v.envelope && v.envelope->origin == origin_;
   // Our own origin with a seq we never published: someone who read our
@@ -436,7 +439,7 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
     deliver(room, v.payload);
     return;
   }
-  if (!dedup_.accept(v.envelope->origin, room, v.envelope->seq)) {
+  if (!dedup_.accept(v.envelope->origin, room, v.envelope->seq, mac_ != nullptr)) {
     ++stats_.duplicates;
     return;
   }

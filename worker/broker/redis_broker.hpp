@@ -28,6 +28,7 @@
 
 #include "common/link/codec.hpp"
 #include "worker/app.hpp"
+#include "worker/broker/envelope_mac.hpp"
 #include "worker/broker/flush_gate.hpp"
 #include "worker/broker/inbound_check.hpp"
 #include "worker/broker/publish_dedup.hpp"
@@ -56,6 +57,9 @@ struct redis_broker_options {
   std::uint32_t max_envelope = link::default_max_envelope;
   std::function<std::uint64_t()> gateway_max_payload;
   foreign_policy foreign = foreign_policy::drop;
+  // Non-empty: publishes carry an HMAC with it (version 2 header) and
+  // messages without a valid one are dropped.
+  std::string secret;
 };
 
 // Counters since start(): report() hands most of them to /metrics; the
@@ -164,6 +168,7 @@ class redis_broker final : public broker, private redis_connection::listener {
   bool pub_flowing_ = false;
   flush_gate gate_;
   publish_dedup dedup_;
+  std::unique_ptr<envelope_mac> mac_;  // null without a secret
 
   redis_broker_stats stats_;
   metrics::histogram publish_ns_{metrics::buckets::latency_ns};

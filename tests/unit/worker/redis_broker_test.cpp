@@ -15,6 +15,7 @@
 
 #include "common/logging.hpp"
 #include "tests/unit/worker/redis_server.hpp"
+#include "worker/broker/envelope_mac.hpp"
 #include "worker/broker/inbound_check.hpp"
 #include "worker/broker/redis_envelope.hpp"
 #include "worker/broker/redis_url.hpp"
@@ -363,6 +364,30 @@ TEST_F(RedisBroker, AForgedHeaderDoesNotSilenceAnOrigin) {
   }
   // Our own origin with a seq we never published is known to be forged.
   EXPECT_GE(a.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::forged_seq)], 2u);
+}
+
+TEST_F(RedisBroker, WithASecretOnlyClusterMembersCanInject) {
+  const auto secret = [](redis_broker_options& o) { o.secret = "s3cret"; };
+  auto& a = add_worker(10000, secret);
+  auto& b = add_worker(10000, secret);
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  const std::string ch = "framegate:room:R";
+  const auto origin = a.broker->origin();
+  // Without the secret: an old-style header, a wrong key, a MAC for another room.
+  server_.command({"PUBLISH", ch, encode_redis_envelope(origin, 1000, "{}")});
+  server_.command({"PUBLISH", ch, encode_signed_redis_envelope(envelope_mac("guess"), ch, 77, 1, "{}")});
+  server_.command(
+      {"PUBLISH", ch, encode_signed_redis_envelope(envelope_mac("s3cret"), "framegate:room:S", 77, 2, "{}")});
+  server_.command({"PUBLISH", ch, "{\"foreign\":1}"});
+  a.broker->publish("R", "genuine");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 1; }));
+  run_for(100ms);
+  EXPECT_EQ(b.got, (std::vector<std::string>{"R genuine"}));
+  EXPECT_EQ(b.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::bad_mac)], 4u);
+  // A member's message with a valid MAC is delivered.
+  server_.command({"PUBLISH", ch, encode_signed_redis_envelope(envelope_mac("s3cret"), ch, 77, 1, "{\"m\":1}")});
+  ASSERT_TRUE(run_until([&] { return b.got.size() == 2; }));
+  EXPECT_EQ(b.got.back(), "R {\"m\":1}");
 }
 
 TEST_F(RedisBroker, AuthAndSelectWhenConfigured) {

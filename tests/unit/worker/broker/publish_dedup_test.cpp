@@ -109,6 +109,21 @@ TEST(PublishDedup, EveryForgedValueAgainstEveryGenuinePosition) {
     }
 }
 
+TEST(PublishDedup, AuthenticatedSeqsBelowAFullWindowAreReplays) {
+  // With a MAC only cluster members write seqs: one below everything a full
+  // window remembers is an old message played again, not a resent copy.
+  publish_dedup d(100);
+  const std::uint64_t n = publish_dedup::window;
+  for (std::uint64_t s = 11; s < 11 + n; ++s) EXPECT_TRUE(d.accept(3, "R", s, true));
+  EXPECT_FALSE(d.accept(3, "R", 10, true));
+  EXPECT_FALSE(d.accept(3, "R", 11, true));
+  EXPECT_TRUE(d.accept(3, "R", 11 + n, true));
+  EXPECT_TRUE(d.accept(3, "R", 10, false)) << "unauthenticated: never judged by position";
+  publish_dedup fresh(100);
+  EXPECT_TRUE(fresh.accept(3, "R", 50, true));
+  EXPECT_TRUE(fresh.accept(3, "R", 1, true)) << "a window not yet full judges only what it holds";
+}
+
 TEST(PublishDedup, LeavingARoomForgetsIt) {
   publish_dedup d(100);
   EXPECT_TRUE(d.accept(1, "R", 4));
