@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -92,14 +91,13 @@ worker_config parse_worker_config(int argc, char** argv) {
       ->envname("FRAMEGATE_REDIS_BUFFER")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}));
-  const std::map<std::string, foreign_policy> foreign_policies{{"drop", foreign_policy::drop},
-                                                               {"deliver", foreign_policy::deliver}};
-  app.add_option("--redis-foreign", cfg.redis_foreign,
+  std::string foreign = "drop";
+  app.add_option("--redis-foreign", foreign,
                  "Room channel messages without the framegate header (another publisher, redis-cli): drop (and "
                  "count) or deliver; delivered ones are still checked for size and UTF-8")
       ->envname("FRAMEGATE_REDIS_FOREIGN")
-      ->transform(CLI::CheckedTransformer(foreign_policies, CLI::ignore_case))
-      ->default_str("drop");
+      ->capture_default_str()
+      ->check(CLI::IsMember({"drop", "deliver"}));
   std::string secret_file;
   app.add_option("--redis-secret-file", secret_file,
                  "File holding the cluster's shared secret: envelopes on Redis carry an HMAC-SHA256 with it, and "
@@ -127,6 +125,7 @@ worker_config parse_worker_config(int argc, char** argv) {
     if (cfg.link_dir.empty()) throw std::invalid_argument("--link-dir: must not be empty");
     if (!redis_url.empty()) cfg.redis = parse_redis_url(redis_url);
     if (!secret_file.empty()) cfg.redis_secret = read_secret_file(secret_file);
+    cfg.redis_foreign = foreign == "deliver" ? foreign_policy::deliver : foreign_policy::drop;
     cfg.admin = parse_optional_host_port(admin, "--admin");
     cfg.admin_explicit = admin_opt->count() > 0;
   });
