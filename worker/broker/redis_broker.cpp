@@ -338,6 +338,7 @@ void redis_broker::publish(std::string_view room, std::string_view payload) {
   r->room = std::string(room);
   r->wire = mac_ ? encode_signed_redis_envelope(*mac_, channel_of(room), origin_, r->seq, payload)
                  : encode_redis_envelope(origin_, r->seq, payload);
+  r->header = r->wire.size() - payload.size();
   if (subs_.wants(room)) {
     if (pub_flowing_ && confirmed(room))
       dedup_.owe(r);

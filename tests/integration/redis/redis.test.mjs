@@ -4,7 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Cluster, connect, joinRoom, nextMessage, placeMembers, silentFor, sleep } from '../cluster/cluster.mjs';
 import { RedisServer, until } from './redis_server.mjs';
 
@@ -270,4 +273,41 @@ test('a forged envelope header does not silence the worker whose origin it names
     await stopHosts(hosts);
     await redis.kill();
   }
+});
+
+test('with --redis-secret-file only the cluster can put messages into a room', async () => {
+  const redis = await RedisServer.start();
+  const dir = mkdtempSync(join(tmpdir(), 'fg-secret-'));
+  const secretFile = join(dir, 'secret');
+  writeFileSync(secretFile, 'cluster secret\n', { mode: 0o600 });
+  let hosts = [];
+  let lines = [];
+  try {
+    const c = await Cluster.start({
+      workers: 2,
+      gatewayArgs: ['--sticky-key', 'header:x-user'],
+      workerArgs: ['--enable-test-apps', '--redis', redis.url, '--admin', 'off', '--redis-secret-file', secretFile],
+    });
+    hosts = [c];
+    const members = await placeMembers(c, 1);
+    for (const m of members) joinRoom(m, 'R');
+    await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 2, 'subscriptions in Redis');
+    const injected = '{"room":"R","data":"injected"}';
+    publishRaw(redis, 'framegate:room:R', Buffer.from(`fg1 0000000000000001 0000000000000001\n${injected}`));
+    publishRaw(redis, 'framegate:room:R', Buffer.from(injected));
+    for (const n of [1, 2]) {
+      members[n - 1].send(`{"op":"publish","room":"R","data":${n}}`);
+      for (const m of members) assert.equal((await nextMessage(m)).data, `{"room":"R","data":${n}}`, m.worker);
+    }
+    await sleep(200);
+    for (const m of members) assert.ok(await silentFor(m, 0), `injected message delivered on ${m.worker}`);
+    for (const m of members) m.close();
+  } finally {
+    lines = await stopHosts(hosts);
+    await redis.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const counts = lines.map((l) => l.match(/\[(w\d)\].*redis broker:.* rejected=(\d+)/)).filter(Boolean);
+  assert.equal(counts.length, 2, lines.join('\n'));
+  for (const m of counts) assert.equal(Number(m[2]), 2, `${m[1]} rejected`);
 });

@@ -384,6 +384,10 @@ TEST_F(RedisBroker, WithASecretOnlyClusterMembersCanInject) {
   run_for(100ms);
   EXPECT_EQ(b.got, (std::vector<std::string>{"R genuine"}));
   EXPECT_EQ(b.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::bad_mac)], 4u);
+  // Delivered locally (joined and published in one turn): the payload alone.
+  a.broker->subscribe("L");
+  a.broker->publish("L", "local");
+  EXPECT_EQ(a.got.back(), "L local");
   // A member's message with a valid MAC is delivered.
   server_.command({"PUBLISH", ch, encode_signed_redis_envelope(envelope_mac("s3cret"), ch, 77, 1, "{\"m\":1}")});
   ASSERT_TRUE(run_until([&] { return b.got.size() == 2; }));
