@@ -12,7 +12,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates procps iproute2
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libprotobuf-dev protobuf-compiler libhiredis-dev prometheus-cpp-dev zlib1g-dev
+  libprotobuf-dev protobuf-compiler libhiredis-dev prometheus-cpp-dev zlib1g-dev libssl-dev
   redis-server
   chromium  # headless, for the browser demo test (tests/integration/browser)
   python3 python3-websockets

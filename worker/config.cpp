@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -88,6 +90,18 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
       ->envname("FRAMEGATE_REDIS_BUFFER")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}));
+  std::string foreign = "drop";
+  app.add_option("--redis-foreign", foreign,
+                 "Room channel messages without the framegate header (another publisher, redis-cli): drop (and "
+                 "count) or deliver; delivered ones are still checked for size and UTF-8")
+      ->envname("FRAMEGATE_REDIS_FOREIGN")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"drop", "deliver"}));
+  std::string secret_file;
+  app.add_option("--redis-secret-file", secret_file,
+                 "File holding the cluster's shared secret: envelopes on Redis carry an HMAC-SHA256 with it, and "
+                 "messages without a valid one are dropped (counted); every worker of the cluster needs the same")
+      ->envname("FRAMEGATE_REDIS_SECRET_FILE");
   std::string admin = "127.0.0.1:9091";
   auto* admin_opt = app.add_option("--admin", admin,
                                    "Admin HTTP listener (/healthz, /readyz, /metrics), HOST:PORT (port 0: any free "
@@ -115,6 +129,8 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
       cfg.redis = parse_redis_url(redis_url, read_secret_file(redis_password_file, "--redis-password-file"));
     else if (!redis_url.empty())
       cfg.redis = parse_redis_url(redis_url);
+    if (!secret_file.empty()) cfg.redis_secret = read_secret_file(secret_file, "--redis-secret-file");
+    cfg.redis_foreign = foreign == "deliver" ? foreign_policy::deliver : foreign_policy::drop;
     cfg.admin = parse_optional_host_port(admin, "--admin");
     cfg.admin_explicit = admin_opt->count() > 0;
   });

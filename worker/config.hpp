@@ -13,6 +13,7 @@
 #include "common/link/codec.hpp"
 #include "common/link/link_dir_trust.hpp"
 #include "common/logging.hpp"
+#include "worker/broker/inbound_check.hpp"
 #include "worker/broker/redis_url.hpp"
 
 namespace fg::worker {
@@ -46,6 +47,11 @@ struct worker_config {
   // fatal; the default address only warns (another worker may hold it).
   std::optional<host_port> admin = host_port{"127.0.0.1", 9091};
   bool admin_explicit = false;
+  // Messages without the framegate header on a room channel (--redis-foreign).
+  foreign_policy redis_foreign = foreign_policy::drop;
+  // The cluster's shared secret for authenticated envelopes (read from
+  // --redis-secret-file); empty: none.
+  std::string redis_secret;
   // After an outage, how long buffered publishes wait for the earlier subscribers to be back.
   std::chrono::milliseconds redis_resubscribe_wait{5000};
 };

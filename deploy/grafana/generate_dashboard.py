@@ -246,6 +246,12 @@ ROWS = [
               [rate(f"{WK}broker_reconnects_total", legend="reconnects"),
                rate(f"{WK}broker_resubscribes_total", legend="resubscribes"),
                rate(f"{WK}broker_duplicates_total", legend="duplicates")], "ops"),
+        Panel("Rejected from Redis", "Messages from Redis dropped before delivery, by reason: too_big (above "
+              "the worker's or a gateway's limit), invalid_utf8, foreign (no framegate header), forged_seq (a seq "
+              "its origin never published), bad_mac (--redis-secret-file). And foreign messages delivered "
+              "(--redis-foreign deliver). Any: someone other than the cluster publishes into room channels.",
+              [rate(f"{WK}broker_rejected_total", "reason", "{{reason}}"),
+               rate(f"{WK}broker_foreign_total", legend="foreign delivered")], "ops"),
         Panel("Rooms and subscriptions", "Rooms with members on a worker and broker channels subscribed, summed "
               "over workers.",
               [total(f"{WK}rooms", legend="rooms"),

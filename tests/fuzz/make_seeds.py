@@ -16,10 +16,15 @@ Input layouts (see the targets):
                 bit 3 context takeover, flags: level 1+(bits 0-2)%9, memLevel 1+(bits 3-5)
   utf8:         [split seed][text...]
   handshake:    raw HTTP request bytes
+  redis_inbound: [flags][channel message]  flags bit 0 deliver foreign messages,
+                bits 1-3 n: payload limit none (n=0) or 4<<n bytes,
+                bit 4: secret "fuzz" on channel framegate:room:R
 Files found in the corpus directories that this script does not write (such
 as crash reproducers added by hand) are left alone.
 """
 
+import hashlib
+import hmac
 import os
 import struct
 import zlib
@@ -279,6 +284,37 @@ PUBLISH_SEEDS = {
 }
 
 
+def redis_header(origin, seq):
+    return b"fg1 %016x %016x\n" % (origin, seq)
+
+
+def signed_envelope(origin, seq, payload, key=b"fuzz", channel=b"framegate:room:R"):
+    prefix = b"fg2 %016x %016x" % (origin, seq)
+    mac = hmac.new(key, channel + b"\x00" + prefix + payload, hashlib.sha256).hexdigest().encode()
+    return prefix + b" " + mac + b"\n" + payload
+
+
+REDIS_SEEDS = {
+    "framegate": b"\x00" + redis_header(0xFEDCBA9876543210, 42) + b'{"room":"R","data":1}',
+    "empty_payload": b"\x00" + redis_header(1, 1),
+    "forged_max_seq": b"\x00" + redis_header(7, 0xFFFFFFFFFFFFFFFF) + b"{}",
+    "too_big": b"\x02" + redis_header(1, 2) + b"0123456789",
+    "invalid_utf8": b"\x00" + redis_header(1, 3) + b"caf\xc3",
+    "foreign_drop": b"\x00" + b'{"room":"R","data":0}',
+    "foreign_deliver": b"\x01" + b'{"room":"R","data":0}',
+    "foreign_bad_utf8": b"\x01" + b"\xff\xfe",
+    "upper_hex": b"\x00" + b"fg1 FEDCBA9876543210 000000000000002a\n{}",
+    "short_header": b"\x00" + b"fg1 0000000000000001 00000000000001\n",
+    "bad_separator": b"\x00" + b"fg1 0000000000000001-0000000000000001\n",
+    "other_version": b"\x00" + b"fg3 0000000000000001 0000000000000001\n",
+    "signed": b"\x10" + signed_envelope(5, 9, b'{"room":"R","data":2}'),
+    "signed_without_secret": b"\x00" + signed_envelope(5, 9, b"{}"),
+    "signed_bad_mac": b"\x10" + signed_envelope(5, 9, b"{}")[:-2] + b"[]",
+    "unsigned_with_secret": b"\x10" + redis_header(5, 9) + b"{}",
+    "signed_short": b"\x10" + signed_envelope(5, 9, b"")[:-2],
+}
+
+
 def write_corpus(name, seeds):
     directory = os.path.join(HERE, "corpus", name)
     os.makedirs(directory, exist_ok=True)
@@ -296,6 +332,7 @@ def main():
     write_corpus("link_envelope", LINK_SEEDS)
     write_corpus("rooms_request", ROOMS_SEEDS)
     write_corpus("publish_request", PUBLISH_SEEDS)
+    write_corpus("redis_inbound", REDIS_SEEDS)
 
 
 if __name__ == "__main__":

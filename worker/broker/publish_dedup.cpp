@@ -4,16 +4,56 @@
 
 namespace fg::worker {
 
-bool publish_dedup::accept(std::uint64_t origin, std::uint64_t seq) {
-  const auto it = last_seen_.find(origin);
-  if (it == last_seen_.end()) {
-    if (last_seen_.size() >= max_origins) last_seen_.clear();
-    last_seen_.emplace(origin, seq);
-    return true;
-  }
-  if (seq <= it->second) return false;
-  it->second = seq;
+bool publish_dedup::seen_seqs::contains(std::uint64_t seq) const noexcept {
+  // Seqs mostly grow: a new one is above all remembered, no scan.
+  if (seq > max) return false;
+  for (const std::uint64_t s : ring)
+    if (s == seq) return true;
+  return false;
+}
+
+bool publish_dedup::seen_seqs::below_full_window(std::uint64_t seq) const noexcept {
+  if (ring.size() < window || seq > max) return false;
+  for (const std::uint64_t s : ring)
+    if (s <= seq) return false;
   return true;
+}
+
+void publish_dedup::seen_seqs::add(std::uint64_t seq) {
+  if (seq > max) max = seq;
+  if (ring.size() < window) {
+    ring.push_back(seq);
+    return;
+  }
+  ring[next] = seq;
+  next = (next + 1) % window;
+}
+
+bool publish_dedup::accept(std::uint64_t origin, std::string_view room, std::uint64_t seq, bool authenticated) {
+  auto room_it = seen_.find(room);
+  if (room_it != seen_.end())
+    if (const auto it = room_it->second.find(origin); it != room_it->second.end()) {
+      if (it->second.contains(seq) || (authenticated && it->second.below_full_window(seq))) return false;
+      it->second.add(seq);
+      return true;
+    }
+  // A new pair.
+  if (pairs_ >= max_pairs) {
+    seen_.clear();
+    pairs_ = 0;
+    room_it = seen_.end();
+  }
+  if (room_it == seen_.end()) room_it = seen_.emplace(std::string(room), by_origin{}).first;
+  room_it->second[origin].add(seq);
+  ++pairs_;
+  return true;
+}
+
+void publish_dedup::forget_room(std::string_view room) {
+  const auto it = seen_.find(room);
+  if (it == seen_.end()) return;
+  pairs_ -= it->second.size();
+  seen_.erase(it);
 }
 
 void publish_dedup::owe(publish_record_ptr r) {

@@ -1,8 +1,10 @@
 // Exactly once, the bookkeeping: which copies coming back from Redis are
 // delivered, and which of this worker's publishes its own members still
 // wait for. The rule it serves (docs/ARCHITECTURE.md, "Rooms across hosts"):
-//  - Receivers skip any seq not above the last one seen from its origin
-//    (a copy sent again after a reconnect). accept() is that rule.
+//  - Receivers skip a copy whose seq they accepted recently from the same
+//    origin in the same room (a copy sent again after a reconnect).
+//    accept() is that rule; see "The window" below for why it keeps no
+//    high-water mark.
 //  - A publish of ours made in Redis mode is owed locally: our members get
 //    it from its own copy (owe(), then settle() when a copy comes back, or
 //    take_owed() when the connection is lost and the copy cannot be counted
@@ -11,16 +13,34 @@
 //    skipped when it comes back (own_copy_delivered()), or forgotten when
 //    it never will (forget()).
 //
+// The window. Per (origin, room), the last `window` seqs accepted are
+// remembered; a copy is a duplicate exactly when its seq is among them.
+// There is no high-water mark: the header is not authenticated, and any
+// subscriber sees every origin id, so "skip what is not above the highest
+// seq seen" let one forged `fg1 <origin> ffffffffffffffff` silence that
+// origin until it restarted. Here a forged seq (any value, far ahead or
+// not) only takes one slot: it can make the one genuine publish with that
+// very seq look like a duplicate, and a flood of forgeries can push genuine
+// seqs out of the window, which at worst lets a resent copy through twice.
+// It never silences an origin. The copies sent again after a reconnect are
+// the unacknowledged tail of the publisher's outbox, resent in order right
+// away: they are caught as long as fewer than `window` publishes to that
+// room were accepted from the origin since the first copy.
+//
 // Pure: the caller delivers; this only decides and remembers. Bounded: the
-// origins table is cleared past max_origins (workers come and go; at worst
-// one copy sent again after a reconnect gets through), the seqs delivered
+// (origin, room) table is cleared past max_pairs (workers come and go; at
+// worst a copy sent again after a reconnect gets through), a room's entries
+// leave when the worker leaves the room (forget_room), the seqs delivered
 // locally are trimmed to `local_bound`, oldest first.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -30,13 +50,21 @@ namespace fg::worker {
 
 class publish_dedup {
  public:
-  static constexpr std::size_t max_origins = 4096;
+  static constexpr std::size_t max_pairs = 16384;  // (origin, room) pairs remembered
+  static constexpr std::size_t window = 1024;      // seqs remembered per pair
 
   explicit publish_dedup(std::size_t local_bound) : local_bound_(local_bound) {}
 
-  // The per-origin rule: true (and remembered) when `seq` is above the last
-  // seq accepted from `origin`, or the origin is new.
-  bool accept(std::uint64_t origin, std::uint64_t seq);
+  // The rule: true (and remembered) unless `seq` is among the last `window`
+  // seqs accepted from `origin` in `room`. `authenticated` (the header's
+  // MAC was checked, so only cluster members wrote the seq): also false
+  // for a seq below all of a full window, a replay of an old message; a
+  // genuine copy sent again never is (its origin resends its unacknowledged
+  // tail before anything newer).
+  bool accept(std::uint64_t origin, std::string_view room, std::uint64_t seq, bool authenticated = false);
+  // This worker left `room`: what was remembered for it goes.
+  void forget_room(std::string_view room);
+  [[nodiscard]] std::size_t pairs() const noexcept { return pairs_; }
 
   // `r`, published by us in Redis mode, reaches our members through its copy.
   void owe(publish_record_ptr r);
@@ -61,9 +89,24 @@ class publish_dedup {
 
  private:
   std::size_t local_bound_;
-  std::deque<publish_record_ptr> echo_wait_;                    // owed locally, waiting for their own copy
-  std::set<std::uint64_t> self_delivered_;                      // our seqs delivered locally: skip their copy
-  std::unordered_map<std::uint64_t, std::uint64_t> last_seen_;  // origin -> highest seq accepted
+  std::deque<publish_record_ptr> echo_wait_;  // owed locally, waiting for their own copy
+  std::set<std::uint64_t> self_delivered_;    // our seqs delivered locally: skip their copy
+  // The last `window` seqs accepted from one origin in one room, in a ring.
+  struct seen_seqs {
+    std::vector<std::uint64_t> ring;
+    std::size_t next = 0;   // where the next seq goes once the ring is full
+    std::uint64_t max = 0;  // above it nothing was seen: no scan needed
+    [[nodiscard]] bool contains(std::uint64_t seq) const noexcept;
+    [[nodiscard]] bool below_full_window(std::uint64_t seq) const noexcept;
+    void add(std::uint64_t seq);
+  };
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  using by_origin = std::unordered_map<std::uint64_t, seen_seqs>;
+  std::unordered_map<std::string, by_origin, string_hash, std::equal_to<>> seen_;  // room -> origin -> seqs
+  std::size_t pairs_ = 0;
 };
 
 }  // namespace fg::worker

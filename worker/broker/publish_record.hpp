@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,12 +18,13 @@ namespace fg::worker {
 struct publish_record {
   std::uint64_t seq = 0;
   std::string room;
-  std::string wire;         // envelope header + payload: what PUBLISH sends
-  bool owed_local = false;  // our members get it from its copy coming back
-  long long expect = -1;    // subscribers it should reach (a flush after an outage); -1: no expectation
+  std::string wire;                                  // envelope header + payload: what PUBLISH sends
+  std::size_t header = redis_envelope_header_bytes;  // its header's size (version 2 is longer)
+  bool owed_local = false;                           // our members get it from its copy coming back
+  long long expect = -1;  // subscribers it should reach (a flush after an outage); -1: no expectation
   std::chrono::steady_clock::time_point written;  // PUBLISH handed to hiredis, for its round trip
 
-  [[nodiscard]] std::string_view payload() const { return std::string_view(wire).substr(redis_envelope_header_bytes); }
+  [[nodiscard]] std::string_view payload() const { return std::string_view(wire).substr(header); }
 };
 
 using publish_record_ptr = std::shared_ptr<publish_record>;

@@ -51,7 +51,8 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       sub_(io, endpoint, "subscribe", options_.connection, *this, log_, origin_ ^ 0x9e3779b97f4a7c15ull),
       gate_timer_(io),
       outbox_(options_.buffer),
-      dedup_(local_bound(options_.buffer)) {}
+      dedup_(local_bound(options_.buffer)),
+      mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)) {}
 
 redis_broker::~redis_broker() { stop(); }
 
@@ -95,6 +96,8 @@ broker_report redis_broker::report() const {
   r.reconnects = s.reconnects;
   r.resubscribes = s.resubscribes;
   r.duplicates = s.duplicates;
+  r.foreign = s.foreign;
+  r.rejected = s.rejected;
   r.rooms = subs_.wanted();
   r.subscriptions = sub_.ready() ? subs_.announced() : 0;
   r.publish_ns = &publish_ns_;
@@ -136,7 +139,9 @@ void redis_broker::subscribe(std::string_view room) {
 }
 
 void redis_broker::unsubscribe(std::string_view room) {
-  if (subs_.unwant(room)) post_flush();
+  if (!subs_.unwant(room)) return;
+  dedup_.forget_room(room);
+  post_flush();
 }
 
 void redis_broker::post_flush() {
@@ -331,7 +336,9 @@ void redis_broker::publish(std::string_view room, std::string_view payload) {
   auto r = std::make_shared<publish_record>();
   r->seq = ++seq_;
   r->room = std::string(room);
-  r->wire = encode_redis_envelope(origin_, r->seq, payload);
+  r->wire = mac_ ? encode_signed_redis_envelope(*mac_, channel_of(room), origin_, r->seq, payload)
+                 : encode_redis_envelope(origin_, r->seq, payload);
+  r->header = r->wire.size() - payload.size();
   if (subs_.wants(room)) {
     if (pub_flowing_ && confirmed(room))
       dedup_.owe(r);
@@ -401,27 +408,44 @@ void redis_broker::deliver_all_locally(const std::vector<publish_record_ptr>& re
   for (const auto& r : records) deliver_locally(*r);
 }
 
+void redis_broker::reject(inbound_reject why, std::string_view room, std::size_t bytes) {
+  // Logged on the first of each reason and every 1000th after: a flood
+  // must not turn into a flood of log lines.
+  if (stats_.rejected[static_cast<std::size_t>(why)]++ % 1000 == 0)
+    log_->warn("redis: dropped a {} message of {} bytes in room {} ({} such so far)", inbound_reject_name(why), bytes,
+               room, stats_.rejected[static_cast<std::size_t>(why)]);
+}
+
 void redis_broker::on_channel_message(std::string_view channel, std::string_view data) {
   if (!channel.starts_with(room_prefix_)) return;
   const std::string_view room = channel.substr(room_prefix_.size());
-  const auto env = parse_redis_envelope(data);
-  if (!env) {
-    if (!subs_.wants(room)) return;
+  // An UNSUBSCRIBE may still be on its way.
+  if (!subs_.wants(room)) return;
+  const std::uint64_t gateway_limit = options_.gateway_max_payload ? options_.gateway_max_payload() : 0;
+  const inbound_policy policy{delivery_limit(options_.max_envelope, gateway_limit), options_.foreign, mac_.get(),
+                              channel};
+  const inbound_verdict v = check_inbound(data, policy);
+  const bool ours = v.envelope && v.envelope->origin == origin_;
+  // Our own origin with a seq we never published: someone who read our
+  // origin off the channel made it up. Judged before settle(), which
+  // trusts our seqs.
+  if (ours && (v.envelope->seq == 0 || v.envelope->seq > seq_))
+    return reject(inbound_reject::forged_seq, room, data.size());
+  // Our copies come back in seq order: owed ones this one passed will not
+  // come (even when this one is dropped below).
+  if (ours) deliver_all_locally(dedup_.settle(v.envelope->seq));
+  if (v.reject) return reject(*v.reject, room, data.size());
+  if (!v.envelope) {
     ++stats_.foreign;
-    deliver(room, data);
+    deliver(room, v.payload);
     return;
   }
-  const bool ours = env->origin == origin_;
-  // Our copies come back in seq order: owed ones this one passed will not come.
-  if (ours) deliver_all_locally(dedup_.settle(env->seq));
-  if (!dedup_.accept(env->origin, env->seq)) {
+  if (!dedup_.accept(v.envelope->origin, room, v.envelope->seq, mac_ != nullptr)) {
     ++stats_.duplicates;
     return;
   }
-  if (ours && dedup_.own_copy_delivered(env->seq)) return;
-  // An UNSUBSCRIBE may still be on its way.
-  if (!subs_.wants(room)) return;
-  deliver(room, env->payload);
+  if (ours && dedup_.own_copy_delivered(v.envelope->seq)) return;
+  deliver(room, v.payload);
 }
 
 }  // namespace fg::worker

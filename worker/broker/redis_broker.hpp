@@ -26,8 +26,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "common/link/codec.hpp"
 #include "worker/app.hpp"
+#include "worker/broker/envelope_mac.hpp"
 #include "worker/broker/flush_gate.hpp"
+#include "worker/broker/inbound_check.hpp"
 #include "worker/broker/publish_dedup.hpp"
 #include "worker/broker/publish_outbox.hpp"
 #include "worker/broker/redis_connection.hpp"
@@ -47,6 +50,16 @@ struct redis_broker_options {
   std::chrono::milliseconds resubscribe_wait{5000};
   std::chrono::milliseconds resubscribe_poll{25};  // PUBSUB NUMSUB interval meanwhile
   redis_connection_options connection{};
+  // What arrives from Redis is checked before delivery (inbound_check.hpp):
+  // against the worker's own limit (its --max-envelope less the Send
+  // envelope's framing) and the gateways' (gateway_max_payload: the
+  // smallest the links' Welcomes told; 0 or unset: not told).
+  std::uint32_t max_envelope = link::default_max_envelope;
+  std::function<std::uint64_t()> gateway_max_payload;
+  foreign_policy foreign = foreign_policy::drop;
+  // Non-empty: publishes carry an HMAC with it (version 2 header) and
+  // messages without a valid one are dropped.
+  std::string secret;
 };
 
 // Counters since start(): report() hands most of them to /metrics; the
@@ -56,12 +69,13 @@ struct redis_broker_stats {
   std::uint64_t delivered = 0;          // deliveries handed to the apps
   std::uint64_t delivered_locally = 0;  // of which delivered by this worker itself, not through Redis
   std::uint64_t buffered = 0;           // publishes that had to wait for the publish connection
-  std::uint64_t dropped = 0;       // publishes other workers never get: outbox overflow, refused, or unsent at stop()
-  std::uint64_t missed = 0;        // flushed after an outage to fewer subscribers than before it
-  std::uint64_t reconnects = 0;    // both connections
-  std::uint64_t resubscribes = 0;  // rooms subscribed again after a reconnect
-  std::uint64_t duplicates = 0;    // copies sent again after a reconnect, skipped
-  std::uint64_t foreign = 0;       // messages without our header, delivered as they are
+  std::uint64_t dropped = 0;         // publishes other workers never get: outbox overflow, refused, or unsent at stop()
+  std::uint64_t missed = 0;          // flushed after an outage to fewer subscribers than before it
+  std::uint64_t reconnects = 0;      // both connections
+  std::uint64_t resubscribes = 0;    // rooms subscribed again after a reconnect
+  std::uint64_t duplicates = 0;      // copies sent again after a reconnect, skipped
+  std::uint64_t foreign = 0;         // messages without our header, delivered as they are (--redis-foreign deliver)
+  inbound_reject_counts rejected{};  // channel messages dropped unseen, by inbound_reject
   std::uint64_t subscribe_commands = 0;
   std::uint64_t unsubscribe_commands = 0;
 };
@@ -127,6 +141,8 @@ class redis_broker final : public broker, private redis_connection::listener {
   void deliver_locally(publish_record& r);
   void deliver_all_locally(const std::vector<publish_record_ptr>& records);
   void on_channel_message(std::string_view channel, std::string_view data);
+  // Counts (and now and then logs) a channel message dropped unseen.
+  void reject(inbound_reject why, std::string_view room, std::size_t bytes);
 
   // hiredis callbacks: forward to the on_ member of the same name.
   static void publish_reply_cb(redisAsyncContext* ac, void* reply, void* privdata);
@@ -152,6 +168,7 @@ class redis_broker final : public broker, private redis_connection::listener {
   bool pub_flowing_ = false;
   flush_gate gate_;
   publish_dedup dedup_;
+  std::unique_ptr<envelope_mac> mac_;  // null without a secret
 
   redis_broker_stats stats_;
   metrics::histogram publish_ns_{metrics::buckets::latency_ns};

@@ -10,12 +10,25 @@
 //
 // Channel: <prefix>room:<room>, e.g. "framegate:room:lobby".
 //
+// With --redis-secret-file the header is version 2, authenticated:
+//
+//   offset 0   "fg2 "              magic and format version
+//   offset 4   origin, ' ', seq    as in version 1
+//   offset 37  ' '
+//   offset 38  64 lower-case hex   HMAC-SHA256 over channel, NUL, bytes 0-36, payload
+//   offset 102 '\n'
+//   offset 103 payload
+//
+// A worker with a secret drops a message without a valid MAC (version 1
+// included); a worker without one reads both versions (and cannot check
+// the MAC).
+//
 // The header lets receivers drop the copy of a publish that is sent again
 // after a reconnect (seq not above the last one seen from that origin: one
 // publish connection per origin keeps its seqs in order in Redis), and lets
 // the origin skip what it already delivered locally during an outage.
-// A message without this header (another publisher, redis-cli) is
-// delivered as it is.
+// A message without this header (another publisher, redis-cli) is foreign:
+// dropped unless --redis-foreign deliver (inbound_check.hpp).
 #pragma once
 
 #include <cstddef>
@@ -27,15 +40,24 @@
 namespace fg::worker {
 
 inline constexpr std::size_t redis_envelope_header_bytes = 38;
+inline constexpr std::size_t redis_signed_header_bytes = 103;
+inline constexpr std::size_t redis_signed_prefix_bytes = 37;  // what the MAC covers of the header
 
 struct redis_envelope {
+  int version = 1;
   std::uint64_t origin = 0;
   std::uint64_t seq = 0;
-  std::string_view payload;  // points into the parsed bytes
+  std::string_view payload;        // points into the parsed bytes
+  std::string_view signed_prefix;  // version 2: header bytes the MAC covers
+  std::string_view mac;            // version 2: 64 hex digits (unchecked)
 };
 
-// Header then payload, ready for PUBLISH.
+// Version 1 header then payload, ready for PUBLISH.
 std::string encode_redis_envelope(std::uint64_t origin, std::uint64_t seq, std::string_view payload);
+// Version 2, signed with `mac` for `channel`.
+class envelope_mac;
+std::string encode_signed_redis_envelope(const envelope_mac& mac, std::string_view channel, std::uint64_t origin,
+                                         std::uint64_t seq, std::string_view payload);
 
 // The envelope in `bytes`, or nullopt when they do not start with a valid
 // header (a foreign message).

@@ -68,6 +68,15 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
               static_cast<double>(b.resubscribes));
   out.counter("framegate_worker_broker_duplicates_total",
               "Copies of a publish skipped because they were already delivered.", static_cast<double>(b.duplicates));
+  out.counter("framegate_worker_broker_foreign_total",
+              "Messages without the framegate header delivered as they are (--redis-foreign deliver).",
+              static_cast<double>(b.foreign));
+  auto rejected = out.family("framegate_worker_broker_rejected_total",
+                             "Messages from Redis dropped before delivery, by reason (too_big, invalid_utf8, foreign, "
+                             "forged_seq).",
+                             metric_kind::counter);
+  for (std::size_t i = 0; i < inbound_reject_count; ++i)
+    rejected.add(static_cast<double>(b.rejected[i]), {{"reason", inbound_reject_name(static_cast<inbound_reject>(i))}});
   out.gauge("framegate_worker_rooms", "Rooms with members on this worker.", static_cast<double>(b.rooms));
   out.gauge("framegate_worker_broker_subscriptions", "Broker channels (rooms) this worker is subscribed to.",
             static_cast<double>(b.subscriptions));

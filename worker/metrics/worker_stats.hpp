@@ -9,6 +9,7 @@
 
 #include "common/metrics/buckets.hpp"
 #include "common/metrics/histogram.hpp"
+#include "worker/broker/inbound_check.hpp"
 
 namespace fg::worker {
 
@@ -34,6 +35,10 @@ struct broker_report {
   std::uint64_t reconnects = 0;
   std::uint64_t resubscribes = 0;
   std::uint64_t duplicates = 0;
+  std::uint64_t foreign = 0;  // foreign messages delivered (--redis-foreign deliver)
+  // Channel messages dropped unseen, by inbound_reject (inbound_check.hpp);
+  // all zero for the hub.
+  inbound_reject_counts rejected{};
   std::uint64_t rooms = 0;                         // gauge: rooms with local members
   std::uint64_t subscriptions = 0;                 // gauge: channels subscribed now
   const metrics::histogram* publish_ns = nullptr;  // Redis PUBLISH round trip; null for the hub

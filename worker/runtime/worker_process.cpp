@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <system_error>
 
@@ -57,9 +58,14 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       options.channel_prefix = config.channel_prefix;
       options.buffer = config.redis_buffer;
       options.resubscribe_wait = config.redis_resubscribe_wait;
+      options.max_envelope = config.link.max_envelope;
+      options.gateway_max_payload = [&runtime] { return runtime.gateway_max_payload(); };
+      options.foreign = config.redis_foreign;
+      options.secret = config.redis_secret;
       redis = std::make_unique<redis_broker>(io, *config.redis, options, deliver, component_logger("redis"));
       runtime.set_broker(*redis, nullptr);
-      log->info("rooms through Redis at {} (channels {}room:<R>)", config.redis->describe(), config.channel_prefix);
+      log->info("rooms through Redis at {} (channels {}room:<R>, {})", config.redis->describe(), config.channel_prefix,
+                config.redis_secret.empty() ? "unauthenticated" : "envelopes authenticated with the secret");
     } else {
       runtime.set_broker(hub, &hub);
     }
@@ -104,9 +110,9 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       const auto r = redis->stats();
       log->info(
           "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} missed={} "
-          "reconnects={} resubscribes={} duplicates={} foreign={}",
+          "reconnects={} resubscribes={} duplicates={} foreign={} rejected={}",
           r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.missed, r.reconnects, r.resubscribes,
-          r.duplicates, r.foreign);
+          r.duplicates, r.foreign, std::accumulate(r.rejected.begin(), r.rejected.end(), std::uint64_t{0}));
     } else {
       const auto& b = hub.stats();
       log->info("hub broker: {} publishes ({} dropped), {} deliveries", b.publishes, b.publishes_dropped, b.deliveries);

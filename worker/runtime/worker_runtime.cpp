@@ -1,5 +1,6 @@
 #include "worker/runtime/worker_runtime.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "common/config_error.hpp"
 #include "common/link/link_dir_trust.hpp"
 #include "common/version.hpp"
+#include "worker/broker/inbound_check.hpp"
 #include "worker/runtime/link_dir.hpp"
 
 namespace fg::worker {
@@ -51,6 +53,13 @@ void worker_runtime::stop() {
   for (auto& l : links_)
     if (l) l->stop();
   log_->info("stopped: links closed");
+}
+
+std::uint64_t worker_runtime::gateway_max_payload() const noexcept {
+  std::uint64_t smallest = 0;
+  for (const std::uint64_t limit : welcome_limits_)
+    if (limit != 0 && (smallest == 0 || limit < smallest)) smallest = limit;
+  return smallest;
 }
 
 std::size_t worker_runtime::link_count() const noexcept {
@@ -111,6 +120,13 @@ void worker_runtime::on_link_connecting(gateway_link&) {
 void worker_runtime::on_link_ready(gateway_link& l, const pb::Welcome& w) {
   gateway_id_ = w.gateway_id();
   gateway_links_ = w.link_count();
+  if (l.index() >= welcome_limits_.size()) welcome_limits_.resize(l.index() + 1, 0);
+  std::uint64_t limit = w.max_message_size();
+  if (w.max_envelope() != 0) {
+    const std::uint64_t env = w.max_envelope() > send_envelope_overhead ? w.max_envelope() - send_envelope_overhead : 1;
+    limit = limit == 0 ? env : std::min(limit, env);
+  }
+  welcome_limits_[l.index()] = limit;
   log_->info("registered with gateway {} as {}: link {} of {} (credit window {}), {} ready", w.gateway_id(), config_.id,
              l.index(), w.link_count(), w.credit_window(), ready_links());
   dispatcher_.on_link_up(l.index());

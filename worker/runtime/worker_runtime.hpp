@@ -57,6 +57,12 @@ class worker_runtime final : public link_events, public link_output, public hub_
   void send_to_hub(const framegate::link::Envelope& e) override { queue(0, e); }
   void at_end_of_turn(std::function<void()> fn) override;
 
+  // The largest payload every gateway link takes, from the Welcomes: the
+  // smallest of their max_message_size and max_envelope (less the Send
+  // framing); 0 until a Welcome told one. Broker deliveries are checked
+  // against it.
+  [[nodiscard]] std::uint64_t gateway_max_payload() const noexcept;
+
   [[nodiscard]] std::size_t link_count() const noexcept;
   [[nodiscard]] std::size_t ready_links() const noexcept;
   // The link to gateway thread `index`, or null (for tests and stats).
@@ -94,6 +100,7 @@ class worker_runtime final : public link_events, public link_output, public hub_
   bool stopped_ = false;
   std::uint32_t gateway_links_ = 0;  // link_count of the last Welcome
   std::string gateway_id_;
+  std::vector<std::uint64_t> welcome_limits_;  // by link index: what its last Welcome allows (0: not told)
 
   bool flush_scheduled_ = false;
   bool service_scheduled_ = false;

@@ -3,6 +3,11 @@
 // members, and a Redis crash in the middle of a stream of publishes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Cluster, connect, joinRoom, nextMessage, placeMembers, silentFor, sleep } from '../cluster/cluster.mjs';
 import { RedisServer, until } from './redis_server.mjs';
 
@@ -152,4 +157,157 @@ test('a Redis crash during a stream: local delivery goes on, no duplicates, drop
     await redis.kill();
     if (process.env.FRAMEGATE_TEST_VERBOSE) console.error(lines.join('\n'));
   }
+});
+
+// PUBLISH with the payload from stdin (`-x`): binary-safe and not bound by
+// the size of one command-line argument.
+function publishRaw(redis, channel, payload) {
+  return execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(redis.port), '-x', 'PUBLISH', channel],
+    { input: payload, encoding: 'utf8', timeout: 5000 }).trim();
+}
+
+// Issue #12: `PUBLISH framegate:room:R <2 MiB junk>` from any Redis client
+// made each subscribed worker forward it; the gateway's link decoder refused
+// the envelope and closed the link, and every connection of those workers
+// (every path) was closed with 1013. Non-UTF-8 payloads reached browsers.
+test('junk published into a room is dropped and counted: nobody is closed, the room goes on', async () => {
+  const redis = await RedisServer.start();
+  let hosts = [];
+  let lines = [];
+  try {
+    const c = await Cluster.start({
+      workers: 2,
+      gatewayArgs: ['--sticky-key', 'header:x-user', '--max-message-size', '1048576'],
+      workerArgs: ['--enable-test-apps', '--redis', redis.url, '--admin', 'off'],
+    });
+    hosts = [c];
+    const members = await placeMembers(c, 1);
+    assert.equal(members.length, 2);
+    for (const m of members) joinRoom(m, 'R');
+    const echo = await connect(c.url('/echo'), { headers: { 'x-user': 'echo' } });
+    await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 2, 'subscriptions in Redis');
+    const closes = [];
+    for (const ws of [...members, echo]) ws.closed.then((e) => closes.push(e));
+
+    const ch = 'framegate:room:R';
+    const header = 'fg1 0000000000000001 0000000000000001\n';
+    const junk = Buffer.alloc(2 * 1024 * 1024, 'j');
+    assert.equal(publishRaw(redis, ch, junk), '2');                                       // foreign, too big
+    assert.equal(publishRaw(redis, ch, Buffer.concat([Buffer.from(header), junk])), '2');  // framegate, too big
+    assert.equal(publishRaw(redis, ch, Buffer.from([0x63, 0x61, 0x66, 0xc3])), '2');      // foreign, not UTF-8
+    assert.equal(publishRaw(redis, ch, Buffer.concat([Buffer.from('fg1 0000000000000001 0000000000000002\n'),
+      Buffer.from([0xff, 0xfe])])), '2');                                                  // framegate, not UTF-8
+    assert.equal(publishRaw(redis, ch, Buffer.from('{"room":"R","data":"foreign"}')), '2'); // foreign: dropped by default
+
+    members[0].send('{"op":"publish","room":"R","data":1}');
+    for (const m of members) assert.equal((await nextMessage(m)).data, '{"room":"R","data":1}', m.worker);
+    echo.send('still here');
+    assert.equal((await nextMessage(echo)).data, 'still here');
+    await sleep(300);
+    for (const m of members) assert.ok(await silentFor(m, 0), `junk delivered on ${m.worker}`);
+    assert.deepEqual(closes, [], 'a connection was closed');
+    for (const ws of [...members, echo]) ws.close();
+  } finally {
+    lines = await stopHosts(hosts);
+    await redis.kill();
+  }
+  // Each worker counted the four framegate-or-foreign junk messages and the foreign one.
+  const counts = lines.map((l) => l.match(/\[(w\d)\].*redis broker:.* rejected=(\d+)/)).filter(Boolean);
+  assert.equal(counts.length, 2, lines.join('\n'));
+  for (const m of counts) assert.equal(Number(m[2]), 5, `${m[1]} rejected`);
+});
+
+// The origin id of the first framegate envelope published on `channel`
+// after the call, as any subscriber sees it (a raw RESP subscription).
+function watchOrigin(redis, channel) {
+  const sock = createConnection({ host: '127.0.0.1', port: redis.port });
+  sock.write(`SUBSCRIBE ${channel}\r\n`);
+  let seen = '';
+  const origin = new Promise((resolve) => sock.on('data', (d) => {
+    seen += d.toString('latin1');
+    const m = seen.match(/fg[12] ([0-9a-f]{16}) /);
+    if (m) { sock.destroy(); resolve(m[1]); }
+  }));
+  return { origin, close: () => sock.destroy() };
+}
+
+// The next message of `ws` whose data is not `skip` (forged injections).
+async function nextMessageExcept(ws, skip) {
+  for (;;) {
+    const m = await nextMessage(ws);
+    if (m.data !== skip) return m;
+  }
+}
+
+// Issue #12: `fg1 <origin> ffffffffffffffff` made every later publish of
+// that worker look like a copy already delivered: silenced until restart.
+test('a forged envelope header does not silence the worker whose origin it names', async () => {
+  const redis = await RedisServer.start();
+  let hosts = [];
+  const watch = watchOrigin(redis, 'framegate:room:R');
+  try {
+    const c = await Cluster.start({
+      workers: 2,
+      gatewayArgs: ['--sticky-key', 'header:x-user'],
+      workerArgs: ['--enable-test-apps', '--redis', redis.url, '--admin', 'off'],
+    });
+    hosts = [c];
+    const members = await placeMembers(c, 1);
+    for (const m of members) joinRoom(m, 'R');
+    await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 3, 'subscriptions in Redis');
+    members[0].send('{"op":"publish","room":"R","data":1}');
+    for (const m of members) assert.equal((await nextMessage(m)).data, '{"room":"R","data":1}', m.worker);
+    const origin = await watch.origin;
+
+    const forged = `{"room":"R","data":"forged"}`;
+    for (const seq of ['ffffffffffffffff', '0000000000000001', '0000010000000000'])
+      publishRaw(redis, 'framegate:room:R', Buffer.from(`fg1 ${origin} ${seq}\n${forged}`));
+    for (const n of [2, 3, 4]) {
+      members[0].send(`{"op":"publish","room":"R","data":${n}}`);
+      for (const m of members)
+        assert.equal((await nextMessageExcept(m, forged)).data, `{"room":"R","data":${n}}`, `${m.worker}: publish ${n}`);
+    }
+    for (const m of members) m.close();
+  } finally {
+    watch.close();
+    await stopHosts(hosts);
+    await redis.kill();
+  }
+});
+
+test('with --redis-secret-file only the cluster can put messages into a room', async () => {
+  const redis = await RedisServer.start();
+  const dir = mkdtempSync(join(tmpdir(), 'fg-secret-'));
+  const secretFile = join(dir, 'secret');
+  writeFileSync(secretFile, 'cluster secret\n', { mode: 0o600 });
+  let hosts = [];
+  let lines = [];
+  try {
+    const c = await Cluster.start({
+      workers: 2,
+      gatewayArgs: ['--sticky-key', 'header:x-user'],
+      workerArgs: ['--enable-test-apps', '--redis', redis.url, '--admin', 'off', '--redis-secret-file', secretFile],
+    });
+    hosts = [c];
+    const members = await placeMembers(c, 1);
+    for (const m of members) joinRoom(m, 'R');
+    await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 2, 'subscriptions in Redis');
+    const injected = '{"room":"R","data":"injected"}';
+    publishRaw(redis, 'framegate:room:R', Buffer.from(`fg1 0000000000000001 0000000000000001\n${injected}`));
+    publishRaw(redis, 'framegate:room:R', Buffer.from(injected));
+    for (const n of [1, 2]) {
+      members[n - 1].send(`{"op":"publish","room":"R","data":${n}}`);
+      for (const m of members) assert.equal((await nextMessage(m)).data, `{"room":"R","data":${n}}`, m.worker);
+    }
+    await sleep(200);
+    for (const m of members) assert.ok(await silentFor(m, 0), `injected message delivered on ${m.worker}`);
+    for (const m of members) m.close();
+  } finally {
+    lines = await stopHosts(hosts);
+    await redis.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const counts = lines.map((l) => l.match(/\[(w\d)\].*redis broker:.* rejected=(\d+)/)).filter(Boolean);
+  assert.equal(counts.length, 2, lines.join('\n'));
+  for (const m of counts) assert.equal(Number(m[2]), 2, `${m[1]} rejected`);
 });

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -14,6 +15,9 @@
 
 #include "common/logging.hpp"
 #include "tests/unit/worker/redis_server.hpp"
+#include "worker/broker/envelope_mac.hpp"
+#include "worker/broker/inbound_check.hpp"
+#include "worker/broker/redis_envelope.hpp"
 #include "worker/broker/redis_url.hpp"
 
 namespace {
@@ -267,14 +271,127 @@ TEST_F(RedisBroker, ALostSubscriptionIsRepaired) {
   EXPECT_EQ(b.got, (std::vector<std::string>{"R after"}));
 }
 
-TEST_F(RedisBroker, ForeignMessagesAreDeliveredAsTheyAre) {
+// ------------------------------------------- untrusted channel messages
+// Anyone who can reach Redis can PUBLISH into a room's channel.
+
+TEST_F(RedisBroker, ForeignMessagesAreDroppedAndCountedByDefault) {
   auto& a = add_worker();
   a.broker->subscribe("R");
   ASSERT_TRUE(run_until([&] { return a.broker->confirmed("R"); }));
   EXPECT_EQ(server_.command({"PUBLISH", "framegate:room:R", "{\"room\":\"R\",\"data\":0}"}), "1");
+  a.broker->publish("R", "ours");  // after the foreign one: once it is here, the foreign one was judged
+  ASSERT_TRUE(run_until([&] { return !a.got.empty(); }));
+  EXPECT_EQ(a.got, (std::vector<std::string>{"R ours"}));
+  EXPECT_EQ(a.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::foreign)], 1u);
+}
+
+TEST_F(RedisBroker, ForeignMessagesAreDeliveredWhenAskedButStillChecked) {
+  auto& a = add_worker(10000, [](redis_broker_options& o) {
+    o.foreign = foreign_policy::deliver;
+    o.gateway_max_payload = [] { return std::uint64_t{100}; };
+  });
+  a.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return a.broker->confirmed("R"); }));
+  EXPECT_EQ(server_.command({"PUBLISH", "framegate:room:R", "{\"room\":\"R\",\"data\":0}"}), "1");
+  EXPECT_EQ(server_.command({"PUBLISH", "framegate:room:R", std::string(101, 'x')}), "1");
+  EXPECT_EQ(server_.command({"PUBLISH", "framegate:room:R", "caf\xc3"}), "1");
+  EXPECT_EQ(server_.command({"PUBLISH", "framegate:room:R", "last"}), "1");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 2; }));
+  run_for(100ms);
+  EXPECT_EQ(a.got, (std::vector<std::string>{"R {\"room\":\"R\",\"data\":0}", "R last"}));
+  const auto s = a.broker->stats();
+  EXPECT_EQ(s.foreign, 2u);
+  EXPECT_EQ(s.rejected[static_cast<std::size_t>(inbound_reject::too_big)], 1u);
+  EXPECT_EQ(s.rejected[static_cast<std::size_t>(inbound_reject::invalid_utf8)], 1u);
+}
+
+// Issue #12: 2 MiB of junk in a room made every subscribed worker forward
+// it, the gateway's link decoder refused the envelope and closed the link.
+TEST_F(RedisBroker, MessagesAboveTheGatewaysLimitAreDroppedAndCounted) {
+  std::uint64_t gateway_limit = 0;  // not told yet
+  auto& a = add_worker(10000, [&](redis_broker_options& o) {
+    o.max_envelope = 64 * 1024;
+    o.gateway_max_payload = [&] { return gateway_limit; };
+  });
+  auto& b = add_worker();
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  const std::string big(2 * 1024 * 1024, 'j');
+  b.broker->publish("R", big);  // a framegate envelope, but above a's own limit
+  a.broker->publish("R", "x");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 2; }));
+  EXPECT_EQ(a.got, (std::vector<std::string>{"R x"}));
+  EXPECT_EQ(a.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::too_big)], 1u);
+
+  gateway_limit = 10;  // a Welcome told a smaller one
+  b.broker->publish("R", "0123456789a");
+  b.broker->publish("R", "0123456789");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 2; }));
+  EXPECT_EQ(a.got.back(), "R 0123456789");
+  EXPECT_EQ(a.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::too_big)], 2u);
+}
+
+TEST_F(RedisBroker, NonUtf8PayloadsNeverReachTheApps) {
+  auto& a = add_worker();
+  auto& b = add_worker();
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  b.broker->publish("R", "\xff\xfe");
+  b.broker->publish("R", "ok");
   ASSERT_TRUE(run_until([&] { return a.got.size() == 1; }));
-  EXPECT_EQ(a.got[0], "R {\"room\":\"R\",\"data\":0}");
-  EXPECT_EQ(a.broker->stats().foreign, 1u);
+  run_for(100ms);
+  EXPECT_EQ(a.got, (std::vector<std::string>{"R ok"}));
+  EXPECT_EQ(a.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::invalid_utf8)], 1u);
+}
+
+// Issue #12: `fg1 <origin> ffffffffffffffff` silenced that origin until it
+// restarted (every later seq looked like a copy sent again).
+TEST_F(RedisBroker, AForgedHeaderDoesNotSilenceAnOrigin) {
+  auto& a = add_worker();
+  auto& b = add_worker();
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  a.broker->publish("R", "before");
+  ASSERT_TRUE(run_until([&] { return b.got.size() == 1; }));
+  for (const std::uint64_t forged : {~std::uint64_t{0}, std::uint64_t{1000}, std::uint64_t{1} << 40})
+    EXPECT_EQ(server_.command({"PUBLISH", "framegate:room:R", encode_redis_envelope(a.broker->origin(), forged, "{}")}),
+              "2");
+  for (int i = 0; i < 3; ++i) a.broker->publish("R", "after" + std::to_string(i));
+  ASSERT_TRUE(run_until([&] { return a.got.size() >= 4 && b.got.size() >= 4; }));
+  run_for(100ms);
+  for (const auto* w : {&a, &b}) {
+    const auto& got = w->got;
+    EXPECT_NE(std::find(got.begin(), got.end(), "R after0"), got.end());
+    EXPECT_NE(std::find(got.begin(), got.end(), "R after1"), got.end());
+    EXPECT_NE(std::find(got.begin(), got.end(), "R after2"), got.end());
+  }
+  // Our own origin with a seq we never published is known to be forged.
+  EXPECT_GE(a.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::forged_seq)], 2u);
+}
+
+TEST_F(RedisBroker, WithASecretOnlyClusterMembersCanInject) {
+  const auto secret = [](redis_broker_options& o) { o.secret = "s3cret"; };
+  auto& a = add_worker(10000, secret);
+  auto& b = add_worker(10000, secret);
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  const std::string ch = "framegate:room:R";
+  const auto origin = a.broker->origin();
+  // Without the secret: an old-style header, a wrong key, a MAC for another room.
+  server_.command({"PUBLISH", ch, encode_redis_envelope(origin, 1000, "{}")});
+  server_.command({"PUBLISH", ch, encode_signed_redis_envelope(envelope_mac("guess"), ch, 77, 1, "{}")});
+  server_.command(
+      {"PUBLISH", ch, encode_signed_redis_envelope(envelope_mac("s3cret"), "framegate:room:S", 77, 2, "{}")});
+  server_.command({"PUBLISH", ch, "{\"foreign\":1}"});
+  a.broker->publish("R", "genuine");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 1; }));
+  run_for(100ms);
+  EXPECT_EQ(b.got, (std::vector<std::string>{"R genuine"}));
+  EXPECT_EQ(b.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::bad_mac)], 4u);
+  // Delivered locally (joined and published in one turn): the payload alone.
+  a.broker->subscribe("L");
+  a.broker->publish("L", "local");
+  EXPECT_EQ(a.got.back(), "L local");
+  // A member's message with a valid MAC is delivered.
+  server_.command({"PUBLISH", ch, encode_signed_redis_envelope(envelope_mac("s3cret"), ch, 77, 1, "{\"m\":1}")});
+  ASSERT_TRUE(run_until([&] { return b.got.size() == 2; }));
+  EXPECT_EQ(b.got.back(), "R {\"m\":1}");
 }
 
 TEST_F(RedisBroker, AuthAndSelectWhenConfigured) {

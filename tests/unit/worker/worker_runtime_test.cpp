@@ -21,6 +21,7 @@
 #include "worker/apps/echo_app.hpp"
 #include "worker/apps/rooms_app.hpp"
 #include "worker/broker/gateway_hub_broker.hpp"
+#include "worker/broker/inbound_check.hpp"
 
 namespace {
 
@@ -199,6 +200,27 @@ TEST_F(WorkerRuntime, RegistersFirstOnEveryLinkSocket) {
   }
   for (std::uint32_t i = 0; i < 3; ++i) register_link(i, 3);
   EXPECT_EQ(runtime_->ready_links(), 3u);
+}
+
+// Broker deliveries are checked against what every gateway link takes.
+TEST_F(WorkerRuntime, TheGatewayLimitForDeliveriesIsTheSmallestTheWelcomesTold) {
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 3);
+  start_worker();
+  EXPECT_EQ(runtime_->gateway_max_payload(), 0u) << "nothing told yet";
+  const auto answer = [&](std::uint32_t i, std::uint64_t max_message, std::uint32_t max_envelope) {
+    ASSERT_TRUE(run_until([&] { return !gateway_->accepted(i).empty() && !gateway_->last(i).got.empty(); }));
+    pb::Envelope w = welcome(i, 3);
+    w.mutable_welcome()->set_max_message_size(max_message);
+    w.mutable_welcome()->set_max_envelope(max_envelope);
+    gateway_->last(i).write({w});
+    ASSERT_TRUE(run_until([&] { return runtime_->link_at(i) != nullptr && runtime_->link_at(i)->ready(); }));
+  };
+  answer(0, 0, 0);  // an older gateway: not told
+  EXPECT_EQ(runtime_->gateway_max_payload(), 0u);
+  answer(1, 1000000, 0);
+  EXPECT_EQ(runtime_->gateway_max_payload(), 1000000u);
+  answer(2, 2000000, 500000);  // its envelope limit, less the Send framing, is smaller still
+  EXPECT_EQ(runtime_->gateway_max_payload(), 500000u - send_envelope_overhead);
 }
 
 TEST_F(WorkerRuntime, EchoesAndAcksABatchInOneWrite) {

@@ -29,32 +29,122 @@ std::vector<std::uint64_t> seqs(const std::vector<publish_record_ptr>& v) {
 
 // --------------------------------------------------------- the seq rule
 
-TEST(PublishDedup, AcceptsOnlySeqsAboveTheLastFromTheSameOrigin) {
+TEST(PublishDedup, SkipsASeqAlreadyAcceptedFromTheSameOriginInTheSameRoom) {
   publish_dedup d(100);
-  EXPECT_TRUE(d.accept(7, 5)) << "a new origin starts anywhere";
-  EXPECT_FALSE(d.accept(7, 5)) << "the same copy again";
-  EXPECT_FALSE(d.accept(7, 3)) << "an older one, sent again after a reconnect";
-  EXPECT_TRUE(d.accept(7, 6));
-  EXPECT_TRUE(d.accept(7, 10)) << "a gap is fine (publishes dropped or meant for other rooms)";
-  EXPECT_FALSE(d.accept(7, 9));
+  EXPECT_TRUE(d.accept(7, "R", 5)) << "a new origin starts anywhere";
+  EXPECT_FALSE(d.accept(7, "R", 5)) << "the same copy again";
+  EXPECT_TRUE(d.accept(7, "R", 6));
+  EXPECT_TRUE(d.accept(7, "R", 10)) << "a gap is fine (publishes dropped or meant for other rooms)";
+  EXPECT_FALSE(d.accept(7, "R", 6)) << "sent again after a reconnect";
+  EXPECT_FALSE(d.accept(7, "R", 10));
+  EXPECT_TRUE(d.accept(7, "R", 8)) << "never seen: not a copy (no high-water mark)";
+  EXPECT_FALSE(d.accept(7, "R", 8));
 }
 
-TEST(PublishDedup, OriginsAreIndependent) {
+TEST(PublishDedup, OriginsAndRoomsAreIndependent) {
   publish_dedup d(100);
-  EXPECT_TRUE(d.accept(1, 10));
-  EXPECT_TRUE(d.accept(2, 1));
-  EXPECT_TRUE(d.accept(2, 2));
-  EXPECT_FALSE(d.accept(1, 10));
-  EXPECT_TRUE(d.accept(1, 11));
+  EXPECT_TRUE(d.accept(1, "R", 10));
+  EXPECT_TRUE(d.accept(2, "R", 10));
+  EXPECT_TRUE(d.accept(1, "S", 10));
+  EXPECT_FALSE(d.accept(1, "R", 10));
+  EXPECT_FALSE(d.accept(2, "R", 10));
+  EXPECT_FALSE(d.accept(1, "S", 10));
+  EXPECT_EQ(d.pairs(), 3u);
 }
 
-TEST(PublishDedup, TheOriginTableIsBoundedByForgettingAll) {
+TEST(PublishDedup, ResentTailsWithinTheWindowAreAllSkipped) {
   publish_dedup d(100);
-  for (std::uint64_t o = 1; o <= publish_dedup::max_origins; ++o) EXPECT_TRUE(d.accept(o, 5));
-  EXPECT_FALSE(d.accept(1, 5)) << "still remembered at the bound";
-  EXPECT_TRUE(d.accept(publish_dedup::max_origins + 1, 1)) << "one more origin clears the table";
-  EXPECT_TRUE(d.accept(1, 5)) << "forgotten: at worst one copy sent again gets through";
-  EXPECT_FALSE(d.accept(publish_dedup::max_origins + 1, 1)) << "the newcomer is remembered";
+  const std::uint64_t n = publish_dedup::window;
+  for (std::uint64_t s = 1; s <= n; ++s) EXPECT_TRUE(d.accept(3, "R", s));
+  // The publisher reconnected and sends its unacknowledged tail again, then more.
+  for (std::uint64_t s = 1; s <= n; ++s) EXPECT_FALSE(d.accept(3, "R", s)) << s;
+  EXPECT_TRUE(d.accept(3, "R", n + 1));
+  EXPECT_FALSE(d.accept(3, "R", n + 1));
+  EXPECT_TRUE(d.accept(3, "R", 1)) << "out of the window: remembered no more";
+}
+
+// Issue #12: a forged `fg1 <origin> ffffffffffffffff` silenced the origin.
+TEST(PublishDedup, AForgedSeqFarAheadDoesNotSilenceTheOrigin) {
+  publish_dedup d(100);
+  EXPECT_TRUE(d.accept(9, "R", 1));
+  EXPECT_TRUE(d.accept(9, "R", ~std::uint64_t{0})) << "the forgery itself cannot be told apart";
+  for (std::uint64_t s = 2; s <= 5000; ++s) ASSERT_TRUE(d.accept(9, "R", s)) << s;
+  EXPECT_FALSE(d.accept(9, "R", 5000)) << "copies of the genuine stream are still skipped";
+}
+
+TEST(PublishDedup, EachForgedSeqCostsAtMostTheOneGenuineSeqItCopies) {
+  // Every forged seq just ahead of the genuine stream, as an attacker who
+  // reads the channel would pick them.
+  publish_dedup d(100);
+  std::uint64_t lost = 0, forged = 0;
+  for (std::uint64_t s = 1; s <= 3000; ++s) {
+    if (s % 3 == 0) {
+      ++forged;
+      d.accept(9, "R", s + 1);
+      d.accept(9, "R", s + 100);
+    }
+    if (!d.accept(9, "R", s)) ++lost;
+  }
+  EXPECT_LE(lost, 2 * forged);
+  EXPECT_GT(3000 - lost, 0u);
+  // A flood of forgeries (a whole window of them) only makes the window forget.
+  for (std::uint64_t f = 0; f < 2 * publish_dedup::window; ++f) d.accept(9, "R", (std::uint64_t{1} << 50) + f);
+  for (std::uint64_t s = 3001; s <= 3100; ++s) EXPECT_TRUE(d.accept(9, "R", s)) << s;
+}
+
+TEST(PublishDedup, EveryForgedValueAgainstEveryGenuinePosition) {
+  // Exhaustive over a small space: one forged seq f at any point of a
+  // genuine stream 1..40 loses at most the genuine seq equal to f.
+  for (std::uint64_t f = 0; f <= 45; ++f)
+    for (std::uint64_t at = 0; at <= 40; ++at) {
+      publish_dedup d(100);
+      for (std::uint64_t s = 1; s <= 40; ++s) {
+        if (s == at) d.accept(9, "R", f);
+        const bool ok = d.accept(9, "R", s);
+        const bool may_lose = s == f && at <= s && at != 0;
+        if (!may_lose) {
+          ASSERT_TRUE(ok) << "f=" << f << " at=" << at << " s=" << s;
+        }
+      }
+    }
+}
+
+TEST(PublishDedup, AuthenticatedSeqsBelowAFullWindowAreReplays) {
+  // With a MAC only cluster members write seqs: one below everything a full
+  // window remembers is an old message played again, not a resent copy.
+  publish_dedup d(100);
+  const std::uint64_t n = publish_dedup::window;
+  for (std::uint64_t s = 11; s < 11 + n; ++s) EXPECT_TRUE(d.accept(3, "R", s, true));
+  EXPECT_FALSE(d.accept(3, "R", 10, true));
+  EXPECT_FALSE(d.accept(3, "R", 11, true));
+  EXPECT_TRUE(d.accept(3, "R", 11 + n, true));
+  EXPECT_TRUE(d.accept(3, "R", 10, false)) << "unauthenticated: never judged by position";
+  publish_dedup fresh(100);
+  EXPECT_TRUE(fresh.accept(3, "R", 50, true));
+  EXPECT_TRUE(fresh.accept(3, "R", 1, true)) << "a window not yet full judges only what it holds";
+}
+
+TEST(PublishDedup, LeavingARoomForgetsIt) {
+  publish_dedup d(100);
+  EXPECT_TRUE(d.accept(1, "R", 4));
+  EXPECT_TRUE(d.accept(2, "R", 4));
+  EXPECT_TRUE(d.accept(1, "S", 4));
+  d.forget_room("R");
+  EXPECT_EQ(d.pairs(), 1u);
+  EXPECT_TRUE(d.accept(1, "R", 4));
+  EXPECT_FALSE(d.accept(1, "S", 4));
+  d.forget_room("nowhere");
+  EXPECT_EQ(d.pairs(), 2u);
+}
+
+TEST(PublishDedup, ThePairTableIsBoundedByForgettingAll) {
+  publish_dedup d(100);
+  for (std::uint64_t o = 1; o <= publish_dedup::max_pairs; ++o) EXPECT_TRUE(d.accept(o, "R", 5));
+  EXPECT_FALSE(d.accept(1, "R", 5)) << "still remembered at the bound";
+  EXPECT_TRUE(d.accept(publish_dedup::max_pairs + 1, "R", 1)) << "one more pair clears the table";
+  EXPECT_EQ(d.pairs(), 1u);
+  EXPECT_TRUE(d.accept(1, "R", 5)) << "forgotten: at worst one copy sent again gets through";
+  EXPECT_FALSE(d.accept(publish_dedup::max_pairs + 1, "R", 1)) << "the newcomer is remembered";
 }
 
 // ----------------------------------------------------- owed locally

@@ -1,0 +1,82 @@
+// Fuzzes what the Redis broker does with a channel message (anyone who can
+// reach Redis writes those): the envelope decoder, the MAC check and the
+// inbound check. A message the check lets through must fit the limit, be
+// UTF-8 and, with a secret, carry the MAC the secret gives; a decoded
+// envelope must encode back to the same bytes; the dedup window must skip
+// the copy of anything it just accepted.
+//
+// Input: [flags][message...]; flags bit 0: --redis-foreign deliver,
+// bits 1-3: n, payload limit 0 (none) for n = 0, else 4 << n bytes;
+// bit 4: a secret ("fuzz") on channel "framegate:room:R".
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/utf8.hpp"
+#include "tests/fuzz/check.hpp"
+#include "worker/broker/envelope_mac.hpp"
+#include "worker/broker/inbound_check.hpp"
+#include "worker/broker/publish_dedup.hpp"
+#include "worker/broker/redis_envelope.hpp"
+
+using fg::fuzz::check;
+namespace fw = fg::worker;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  const std::uint8_t flags = data[0];
+  const std::string_view message(reinterpret_cast<const char*>(data + 1), size - 1);
+
+  fw::inbound_policy policy;
+  policy.foreign = (flags & 1) != 0 ? fw::foreign_policy::deliver : fw::foreign_policy::drop;
+  const unsigned n = (flags >> 1) & 7;
+  policy.max_payload = n == 0 ? 0 : std::size_t{4} << n;
+  static const fw::envelope_mac mac("fuzz");
+  constexpr std::string_view channel = "framegate:room:R";
+  if ((flags & 16) != 0) {
+    policy.mac = &mac;
+    policy.channel = channel;
+  }
+
+  const fw::inbound_verdict v = fw::check_inbound(message, policy);
+  const auto env = fw::parse_redis_envelope(message);
+  check(env.has_value() == v.envelope.has_value());
+  bool mac_ok = false;
+  if (env && env->version == 1) {
+    check(fw::encode_redis_envelope(env->origin, env->seq, env->payload) == message);
+    check(v.payload.data() == message.data() + fw::redis_envelope_header_bytes);
+  } else if (env) {
+    check(env->version == 2);
+    check(v.payload.data() == message.data() + fw::redis_signed_header_bytes);
+    const auto want = mac.compute(channel, env->signed_prefix, env->payload);
+    mac_ok = std::string_view(want.data(), want.size()) == env->mac;
+    check(mac.verify(channel, env->signed_prefix, env->payload, env->mac) == mac_ok);
+    // Signing what was decoded gives back the message exactly when its MAC was right.
+    const std::string signed_again =
+        fw::encode_signed_redis_envelope(mac, channel, env->origin, env->seq, env->payload);
+    check((signed_again == message) == mac_ok);
+    const auto again = fw::parse_redis_envelope(signed_again);
+    check(again && mac.verify(channel, again->signed_prefix, again->payload, again->mac));
+  } else {
+    check(v.payload == message);
+    if (policy.mac == nullptr && policy.foreign == fw::foreign_policy::drop)
+      check(v.reject == fw::inbound_reject::foreign);
+  }
+  if (policy.mac != nullptr && !mac_ok) check(v.reject == fw::inbound_reject::bad_mac);
+  if (!v.reject) {
+    check(policy.max_payload == 0 || v.payload.size() <= policy.max_payload);
+    check(fg::is_valid_utf8({reinterpret_cast<const std::uint8_t*>(v.payload.data()), v.payload.size()}));
+  } else {
+    check(fw::inbound_reject_name(*v.reject) != std::string_view("unknown"));
+  }
+
+  if (env) {
+    fw::publish_dedup dedup(16);
+    check(dedup.accept(env->origin, env->payload, env->seq));
+    check(!dedup.accept(env->origin, env->payload, env->seq));
+    check(dedup.accept(env->origin, env->payload, env->seq + 1));
+  }
+  return 0;
+}
