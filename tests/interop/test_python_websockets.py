@@ -3,7 +3,7 @@ asyncio API `websockets.connect`) against the real framegate-gateway --echo.
 
 Run (from anywhere):
     cd tests/interop && FRAMEGATE_GATEWAY_BIN=../../build/bin/framegate-gateway \
-        /usr/bin/python3 -B -m unittest -v test_python_websockets
+        PYTHONPATH=../integration/support /usr/bin/python3 -B -m unittest -v test_python_websockets
 
 Each test class starts its own gateway on port 0 (the real port is read from the
 stderr line `listening on HOST:PORT`) and stops it by PID with SIGTERM at the end,
@@ -14,15 +14,13 @@ instead of hanging it.
 import asyncio
 import functools
 import os
-import re
-import signal
-import subprocess
-import threading
 import unittest
 
 import websockets
 from websockets.exceptions import ConnectionClosed
 from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
+
+from framegate_harness import LISTEN_RE, Process
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GATEWAY_BIN = os.environ.get("FRAMEGATE_GATEWAY_BIN") or os.path.join(
@@ -41,69 +39,18 @@ _timed_out = False
 def wait_s():
     return WAIT_AFTER_TIMEOUT if _timed_out else WAIT
 TEST_TIMEOUT = 20.0  # whole test
-LISTEN_RE = re.compile(r"listening on [^ ]+:(\d+)")
 
 
-class Gateway:
+class Gateway(Process):
     """One framegate-gateway process, started on 127.0.0.1:0."""
 
     def __init__(self, extra_args=()):
         if not os.path.exists(GATEWAY_BIN):
             raise RuntimeError(f"gateway binary not found: {GATEWAY_BIN} (set FRAMEGATE_GATEWAY_BIN)")
-        args = [GATEWAY_BIN, "--echo", "--listen", "127.0.0.1:0", "--threads", "2", *extra_args]
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-        )
-        self.port = None
-        self._lines = []
-        self._found = threading.Event()
-        # Drain stderr for the whole life of the process so it can never block on a full pipe.
-        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self._reader.start()
-        if not self._found.wait(STARTUP_TIMEOUT) or self.port is None:
-            self._kill()
-            raise RuntimeError(
-                f"gateway did not print 'listening on' within {STARTUP_TIMEOUT}s "
-                f"(exit code {self.proc.poll()}); stderr:\n{self.stderr()}"
-            )
+        super().__init__([GATEWAY_BIN, "--echo", "--listen", "127.0.0.1:0", "--threads", "2", *extra_args],
+                         name="gateway", ready_pattern=LISTEN_RE)
+        self.port = int(self.start(STARTUP_TIMEOUT).group(1))
         self.uri = f"ws://127.0.0.1:{self.port}/"
-
-    def _read_stderr(self):
-        for line in self.proc.stderr:
-            self._lines.append(line)
-            if self.port is None:
-                m = LISTEN_RE.search(line)
-                if m:
-                    self.port = int(m.group(1))
-                    self._found.set()
-        self._found.set()  # EOF: process gone; unblock the waiter
-
-    def stderr(self):
-        return "".join(self._lines)
-
-    def _kill(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(STOP_TIMEOUT)
-
-    def stop(self):
-        """SIGTERM by PID; returns the exit code (SIGKILL + raise if it does not exit)."""
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self._kill()
-                raise AssertionError(
-                    f"gateway did not exit within {STOP_TIMEOUT}s of SIGTERM; stderr:\n{self.stderr()}"
-                )
-        self._reader.join(STOP_TIMEOUT)
-        return self.proc.returncode
 
 
 def bounded(seconds=TEST_TIMEOUT):
@@ -154,11 +101,7 @@ class GatewayTestCase(unittest.IsolatedAsyncioTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        code = cls.gateway.stop()
-        if code != 0:
-            raise AssertionError(
-                f"gateway exit code after SIGTERM: {code} (expected 0); stderr:\n{cls.gateway.stderr()}"
-            )
+        cls.gateway.stop_and_check(0, STOP_TIMEOUT)
 
     async def asyncSetUp(self):
         self.conns = []

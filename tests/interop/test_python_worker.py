@@ -3,7 +3,7 @@
 worker is python_worker.py, a worker written from the document alone.
 
 Run (from tests/interop):
-    FRAMEGATE_GATEWAY_BIN=../../build/bin/framegate-gateway \
+    FRAMEGATE_GATEWAY_BIN=../../build/bin/framegate-gateway PYTHONPATH=../integration/support \
         /usr/bin/python3 -B -m unittest -v test_python_worker
 
 link_pb2.py is generated from proto/framegate/link.proto with protoc into a
@@ -11,62 +11,18 @@ temporary directory, as a user of another language would.
 """
 
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 
 import test_python_websockets as base
+from framegate_harness import LISTEN_RE, spawn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.abspath(os.path.join(HERE, "..", "..", "proto"))
 STARTUP_TIMEOUT = 15.0
 STOP_TIMEOUT = 10.0
-
-
-class Process:
-    """A child whose stderr (merged with stdout) is drained into lines; `wait_for` a line."""
-
-    def __init__(self, args, env=None):
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, errors="replace", env=env)
-        self.lines = []
-        self.changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.changed:
-                self.lines.append(line)
-                self.changed.notify_all()
-        with self.changed:
-            self.changed.notify_all()
-
-    def wait_for(self, pattern):
-        regex = re.compile(pattern)
-        with self.changed:
-            found = self.changed.wait_for(
-                lambda: any(regex.search(l) for l in self.lines) or self.proc.poll() is not None, STARTUP_TIMEOUT)
-        match = next((regex.search(l) for l in self.lines if regex.search(l)), None)
-        if not found or match is None:
-            raise AssertionError(f"no line matching {pattern!r} within {STARTUP_TIMEOUT}s:\n{self.output()}")
-        return match
-
-    def output(self):
-        return "".join(self.lines)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(STOP_TIMEOUT)
-        return self.proc.returncode
 
 
 class PythonWorkerCluster:
@@ -80,28 +36,28 @@ class PythonWorkerCluster:
         os.makedirs(gen)
         subprocess.run(["protoc", f"-I{PROTO_DIR}", f"--python_out={gen}", "framegate/link.proto"], check=True)
         links = os.path.join(self.tmp, "links")
-        self.gateway = Process([base.GATEWAY_BIN, "--listen", "127.0.0.1:0", "--threads", "2", "--link-dir", links,
-                                "--admin", "127.0.0.1:0", "--credit-window", "16"])
+        self.gateway = spawn([base.GATEWAY_BIN, "--listen", "127.0.0.1:0", "--threads", "2", "--link-dir", links,
+                              "--admin", "127.0.0.1:0", "--credit-window", "16"], "gateway")
         self.worker = None
         try:
-            port = int(self.gateway.wait_for(r"listening on [^ ]+:(\d+)").group(1))
-            env = dict(os.environ, PYTHONPATH=gen)
-            self.worker = Process([sys.executable, "-B", os.path.join(HERE, "python_worker.py"), "--link-dir", links,
-                                   "--id", "py1"], env=env)
-            self.worker.wait_for(r"ready: 2 link\(s\) registered")
-            self.gateway.wait_for(r"worker 'py1' \(pid \d+, 0\.1\.0\) registered, serving 1 path")
+            port = int(self.gateway.wait_for(LISTEN_RE, timeout=STARTUP_TIMEOUT)[0].group(1))
+            self.worker = spawn([sys.executable, "-B", os.path.join(HERE, "python_worker.py"), "--link-dir", links,
+                                 "--id", "py1"], "python_worker.py", env={"PYTHONPATH": gen})
+            self.worker.wait_for(r"ready: 2 link\(s\) registered", timeout=STARTUP_TIMEOUT)
+            self.gateway.wait_for(r"worker 'py1' \(pid \d+, 0\.1\.0\) registered, serving 1 path",
+                                  timeout=STARTUP_TIMEOUT)
         except BaseException:
             self.stop()
             raise
         self.uri = f"ws://127.0.0.1:{port}/echo"
 
     def stop(self):
-        codes = (self.gateway.stop(), self.worker.stop() if self.worker else 0)
+        codes = (self.gateway.stop(STOP_TIMEOUT), self.worker.stop(STOP_TIMEOUT) if self.worker else 0)
         shutil.rmtree(self.tmp, ignore_errors=True)
         return codes
 
     def output(self):
-        return f"gateway:\n{self.gateway.output()}\nworker:\n{self.worker.output() if self.worker else ''}"
+        return f"{self.gateway.describe_tail()}\n{self.worker.describe_tail() if self.worker else ''}"
 
 
 class PythonWorkerEchoTest(base.EchoTest):

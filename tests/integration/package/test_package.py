@@ -11,22 +11,24 @@ check that skips itself would hide a broken package. The cached root is made
 once (about a minute) under $FRAMEGATE_TEST_ROOTFS_CACHE.
 
 Run by hand (after building in build/), as root:
-    FRAMEGATE_BUILD_DIR=build /usr/bin/python3 -m unittest -v tests/integration/package/test_package.py
+    FRAMEGATE_BUILD_DIR=build PYTHONPATH=tests/integration/support \
+        /usr/bin/python3 -m unittest -v tests/integration/package/test_package.py
 """
 
 import asyncio
 import fcntl
+import functools
 import glob
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
-import threading
 import unittest
 
 import websockets
+
+from framegate_harness import ProcessError, run_checked, spawn, wait_for_up
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD_DIR = os.path.abspath(
@@ -54,13 +56,7 @@ EXPECTED_FILES = [
 UNITS = ["framegate-gateway.service", "framegate-worker@.service"]
 
 
-def run(cmd, timeout=SLOW, **kwargs):
-    """Runs `cmd`; a failure shows its whole output. Returns stdout+stderr."""
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                          timeout=timeout, **kwargs)
-    if done.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout}")
-    return done.stdout
+run = functools.partial(run_checked, timeout=SLOW)
 
 
 def debian_mirror():
@@ -90,46 +86,6 @@ def ensure_cached_root():
         shutil.rmtree(partial, ignore_errors=True)
         run(["debootstrap", "--variant=minbase", SUITE, partial, debian_mirror()])
         os.rename(partial, CACHED_ROOT)
-
-
-class Cluster:
-    """`framegate up` inside the root (same network: the host's client reaches it)."""
-
-    def __init__(self, root):
-        self.proc = subprocess.Popen(
-            ["chroot", root, "framegate", "up", "--no-redis", "--workers", "2", "--listen", "127.0.0.1:0",
-             "--link-dir", "/tmp/framegate-links", "--admin", "127.0.0.1:0", "--worker-admin", "127.0.0.1:0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-        self.lines, self.port, self.registered = [], None, 0
-        self.ready = threading.Event()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            if m := re.search(r"gateway listening on ws://[^:]+:(\d+)/", line):
-                self.port = int(m.group(1))
-            if re.search(r"worker '[^']*' \(pid \d+.*registered", line):
-                self.registered += 1
-            if self.port and self.registered >= 2:
-                self.ready.set()
-        self.ready.set()
-
-    def output(self):
-        return "".join(self.lines)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(STOP_TIMEOUT)
-        self.reader.join(STOP_TIMEOUT)
-        self.proc.stdout.close()
-        return self.proc.returncode
 
 
 class DebianPackageTest(unittest.TestCase):
@@ -207,14 +163,19 @@ class DebianPackageTest(unittest.TestCase):
         self.assertIn("--worker-bin", self.chroot("framegate", "up", "--help"))
 
     def test_cluster_serves_echo(self):
-        cluster = Cluster(self.root)
+        # `framegate up` inside the root (same network: the host's client reaches it).
+        cluster = spawn(["chroot", self.root, "framegate", "up", "--no-redis", "--workers", "2",
+                         "--listen", "127.0.0.1:0", "--link-dir", "/tmp/framegate-links", "--admin", "127.0.0.1:0",
+                         "--worker-admin", "127.0.0.1:0"], "framegate up")
         try:
-            if not cluster.ready.wait(START_TIMEOUT) or cluster.registered < 2:
-                self.fail(f"the packaged cluster did not come up within {START_TIMEOUT}s:\n{cluster.output()}")
-            self.assertEqual(asyncio.run(self.echo(cluster.port, "from the package")), "from the package")
+            try:
+                port = wait_for_up(cluster, 2, START_TIMEOUT)
+            except ProcessError as exc:
+                self.fail(f"the packaged cluster did not come up within {START_TIMEOUT}s:\n{exc}")
+            self.assertEqual(asyncio.run(self.echo(port, "from the package")), "from the package")
         finally:
-            code = cluster.stop()
-        self.assertEqual(code, 0, cluster.output())
+            code = cluster.stop(STOP_TIMEOUT)
+        self.assertEqual(code, 0, cluster.describe_tail())
 
     async def echo(self, port, text):
         async with websockets.connect(f"ws://127.0.0.1:{port}/echo", open_timeout=5, close_timeout=5) as ws:

@@ -4,20 +4,20 @@ alone in a fresh build directory, and the resulting worker run under the
 installed `framegate up --worker-bin`, answering /hello over a real WebSocket.
 
 Run by hand (after building everything in build/):
-    FRAMEGATE_BUILD_DIR=build /usr/bin/python3 -m unittest -v tests/integration/sdk/test_sdk.py
+    FRAMEGATE_BUILD_DIR=build PYTHONPATH=tests/integration/support \
+        /usr/bin/python3 -m unittest -v tests/integration/sdk/test_sdk.py
 """
 
 import asyncio
+import functools
 import os
-import re
 import shutil
-import signal
-import subprocess
 import tempfile
-import threading
 import unittest
 
 import websockets
+
+from framegate_harness import ProcessError, run_checked, spawn, wait_for_up
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -26,17 +26,9 @@ EXAMPLE_DIR = os.path.join(SOURCE_DIR, "examples", "hello-app")
 BUILD_TIMEOUT = 300  # one file to compile, but the machine may be busy
 START_TIMEOUT = 20
 STOP_TIMEOUT = 15
-REGISTERED_RE = re.compile(r"worker '[^']*' \(pid \d+.*registered")
-LISTEN_RE = re.compile(r"gateway listening on ws://([^:]+):(\d+)/")
 
 
-def run(cmd, **kwargs):
-    """Runs `cmd`; a failure shows its whole output."""
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                          timeout=BUILD_TIMEOUT, **kwargs)
-    if done.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout}")
-    return done.stdout
+run = functools.partial(run_checked, timeout=BUILD_TIMEOUT)
 
 
 def compiler_launcher():
@@ -47,50 +39,6 @@ def compiler_launcher():
             if line.startswith("CMAKE_CXX_COMPILER_LAUNCHER:") and line.strip().split("=", 1)[1]:
                 return line.strip().split("=", 1)[1]
     return None
-
-
-class Cluster:
-    """`framegate up` in the background, its output drained into lines."""
-
-    def __init__(self, framegate, worker_bin, link_dir):
-        self.proc = subprocess.Popen(
-            [framegate, "up", "--worker-bin", worker_bin, "--no-redis", "--workers", "2", "--listen", "127.0.0.1:0",
-             "--link-dir", link_dir, "--worker-admin", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--no-demo"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-        self.lines = []
-        self.port = None
-        self.registered = 0
-        self.ready = threading.Event()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            m = LISTEN_RE.search(line)
-            if m and self.port is None:
-                self.port = int(m.group(2))
-            if REGISTERED_RE.search(line):
-                self.registered += 1
-            if self.port is not None and self.registered >= 2:
-                self.ready.set()
-        self.ready.set()
-
-    def output(self):
-        return "".join(self.lines)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(STOP_TIMEOUT)
-                raise AssertionError(f"framegate up did not stop on SIGTERM:\n{self.output()}")
-        self.reader.join(STOP_TIMEOUT)
-        self.proc.stdout.close()
-        return self.proc.returncode
 
 
 class InstalledSdkTest(unittest.TestCase):
@@ -159,15 +107,21 @@ class InstalledSdkTest(unittest.TestCase):
         self.assertIn("--link-dir", help_text)
         self.assertNotIn("--enable-test-apps", help_text)
 
-        cluster = Cluster(os.path.join(self.prefix, "bin", "framegate"), worker, os.path.join(self.tmp, "links"))
+        cluster = spawn([os.path.join(self.prefix, "bin", "framegate"), "up", "--worker-bin", worker, "--no-redis",
+                         "--workers", "2", "--listen", "127.0.0.1:0", "--link-dir", os.path.join(self.tmp, "links"),
+                         "--worker-admin", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--no-demo"], "framegate up")
         try:
-            if not cluster.ready.wait(START_TIMEOUT) or cluster.registered < 2:
-                self.fail(f"the hello workers did not register within {START_TIMEOUT}s:\n{cluster.output()}")
-            answers = asyncio.run(self.talk(cluster.port))
+            try:
+                port = wait_for_up(cluster, 2, START_TIMEOUT)
+            except ProcessError as exc:
+                self.fail(f"the hello workers did not register within {START_TIMEOUT}s:\n{exc}")
+            answers = asyncio.run(self.talk(port))
             self.assertEqual(answers, ["hello, world", "hello, framegate", "hello, "])
         finally:
-            code = cluster.stop()
-        self.assertEqual(code, 0, cluster.output())
+            code = cluster.stop(STOP_TIMEOUT)
+            if cluster.killed:
+                raise AssertionError(f"framegate up did not stop on SIGTERM:\n{cluster.describe_tail()}")
+        self.assertEqual(code, 0, cluster.describe_tail())
 
     async def talk(self, port):
         answers = []

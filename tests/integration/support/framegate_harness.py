@@ -4,7 +4,9 @@ Contents:
   * Process / GatewayProcess -- start a server binary as a subprocess, wait
     (bounded) for its readiness line on stderr, drain its output in threads
     (so the pipes never fill), keep the last lines for failure messages and
-    stop it by PID (SIGTERM, then SIGKILL after a bound).
+    stop it by PID (SIGTERM, then SIGKILL after a bound); wait_for_up() for
+    a `framegate up` cluster; spawn() to start one without a ready pattern;
+    run_checked() for a command run to its end.
   * WsClient -- a raw RFC 6455 client over a plain TCP socket: handshake with
     custom headers or raw bytes, hand-built frames (any opcode, fin, rsv bits,
     mask, 7/16/64-bit length forms, lying lengths), whole or chunked sends,
@@ -72,6 +74,7 @@ TARGET = os.environ.get("FRAMEGATE_CONFORMANCE_TARGET", "echo")
 DEFAULT_PATH = "/echo" if TARGET == "workers" else "/"
 TARGET_WORKERS = 2
 REGISTERED_RE = re.compile(r"worker '[^']*' \(pid \d+.*registered")
+UP_LISTEN_RE = re.compile(r"gateway listening on ws://[^:]+:(\d+)/")  # framegate up's line
 
 MAX_SERVER_FRAME = 64 * 1024 * 1024  # sanity cap on what a server may send us
 
@@ -167,7 +170,8 @@ class Process:
         self.ready_match: re.Match | None = None
         self.killed = False
         self._tail: collections.deque = collections.deque(maxlen=tail_lines)
-        self._tail_lock = threading.Lock()
+        # Notified on each captured line and at each stream's end (wait_for).
+        self._tail_lock = threading.Condition()
         self._ready = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -226,9 +230,12 @@ class Process:
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             with self._tail_lock:
                 self._tail.append(f"[{label}] {line}")
+                self._tail_lock.notify_all()
             if self._matches_ready(line, label):
                 self._ready.set()
         stream.close()
+        with self._tail_lock:
+            self._tail_lock.notify_all()
 
     def _matches_ready(self, line: str, label: str) -> bool:
         if self._ready.is_set() or self.ready_pattern is None or label != self.ready_stream:
@@ -309,6 +316,34 @@ class Process:
 
     # -- output ------------------------------------------------------------
 
+    def wait_for(self, pattern: "re.Pattern[str] | str", count: int = 1,
+                 timeout: float = 10.0) -> "list[re.Match]":
+        """The first `count` captured lines (either stream) matching `pattern`, awaited (bounded).
+
+        Unlike the ready pattern of start(), for what comes later (workers
+        registering) or several times.  Raises ProcessError if the process
+        ends (its output all read) or `timeout` passes first; the process is
+        left as it is (stopping it is the caller's).
+        """
+        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        with self._tail_lock:
+            while True:
+                matches = [match for match in map(regex.search, self._tail) if match]
+                if len(matches) >= count:
+                    return matches[:count]
+                if self.popen.poll() is not None and not any(t.is_alive() for t in self._threads):
+                    reason = f"exited with code {self.popen.returncode}"
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    reason = f"timed out after {timeout}s"
+                    break
+                # Short waits: a reader thread is still alive when it notifies the end of its stream.
+                self._tail_lock.wait(min(remaining, 0.05))
+        raise ProcessError(f"{self.name} printed {len(matches)} of {count} line(s) matching {regex.pattern!r} "
+                           f"and {reason}\n{self.describe_tail()}")
+
     def output_lines(self) -> list[str]:
         """The last captured lines, each prefixed with [stdout] or [stderr]."""
         with self._tail_lock:
@@ -318,6 +353,35 @@ class Process:
         lines = self.output_lines()[-count:]
         header = f"--- last {len(lines)} output lines of {self.name} (pid {self.pid}) ---"
         return "\n".join([header, *lines, "--- end ---"])
+
+
+def spawn(argv: Sequence[str], name: str | None = None, env: Mapping[str, str] | None = None) -> Process:
+    """A started Process without a ready pattern (wait_for what it prints)."""
+    process = Process(argv, name=name, env=env)
+    process.start()
+    return process
+
+
+def run_checked(cmd: Sequence[str], timeout: float, **kwargs) -> str:
+    """Runs `cmd` to its end (bounded); returns its stdout and stderr together.
+
+    A non-zero exit raises AssertionError (a test failure, not an error) with
+    the whole output.
+    """
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                          timeout=timeout, **kwargs)
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout}")
+    return done.stdout
+
+
+def wait_for_up(process: Process, workers: int, timeout: float) -> int:
+    """The WebSocket port of `framegate up` run as `process`, once its gateway
+    listens and `workers` workers registered, both within one `timeout`."""
+    deadline = time.monotonic() + timeout
+    port = int(process.wait_for(UP_LISTEN_RE, timeout=timeout)[0].group(1))
+    process.wait_for(REGISTERED_RE, workers, max(0.0, deadline - time.monotonic()))
+    return port
 
 
 def gateway_binary() -> str:
