@@ -9,21 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "common/buffer_pool.hpp"
 #include "common/utf8.hpp"
-#include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
-#include "tests/fuzz/checking_handler.hpp"
-#include "tests/fuzz/split_input.hpp"
-
-namespace {
+#include "tests/fuzz/whole_and_split.hpp"
 
 using namespace fg::ws;
-
-using fg::fuzz::check;
-using fg::fuzz::checking_handler;
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
@@ -37,35 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   data += 2;
   size -= 2;
 
-  // Both readers borrow from the same pools and give back at teardown, as a session does.
-  fg::buffer_pool buffers;
-  inflater_pool inflaters;
-  const reader_pools pools{buffers, inflaters};
-  checking_handler whole_h{opt, {}};
-  error whole_err;
-  {
-    message_reader r;
-    std::vector<std::uint8_t> all(data, data + size);
-    whole_err = r.feed(all, opt, pools, whole_h);
-    r.release_buffers(pools);
-  }
-
-  checking_handler split_h{opt, {}};
-  error split_err = error::none;
-  {
-    message_reader r;
-    for (auto& piece : fg::fuzz::split_input(seed, data, size)) {
-      split_err = r.feed(piece, opt, pools, split_h);
-      if (split_err != error::none) {
-        // Sticky: a failed reader refuses everything after.
-        std::vector<std::uint8_t> more{0x81, 0x80, 0, 0, 0, 0};
-        check(r.feed(more, opt, pools, split_h) == split_err);
-        break;
-      }
-    }
-    r.release_buffers(pools);
-  }
-  check(whole_err == split_err);
-  check(whole_h.log == split_h.log);
+  // A failed reader refuses everything after (sticky).
+  fg::fuzz::check_whole_and_split(
+      seed, data, size, opt, [](message_reader&) {}, true);
   return 0;
 }

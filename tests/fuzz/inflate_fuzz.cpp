@@ -25,7 +25,7 @@
 #include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
 #include "tests/fuzz/checking_handler.hpp"
-#include "tests/fuzz/split_input.hpp"
+#include "tests/fuzz/whole_and_split.hpp"
 
 namespace {
 
@@ -41,32 +41,8 @@ void fuzz_frames(std::uint8_t seed, std::uint8_t flags, const deflate_params& p,
   opt.limits.max_fragments = 1u + ((flags >> 3) & 0x07) * 3;
   opt.validate_utf8 = (flags & 0x80) == 0;
 
-  // Both readers borrow from the same pools and give back at teardown, as a session does.
-  fg::buffer_pool buffers;
-  inflater_pool inflaters;
-  const reader_pools pools{buffers, inflaters};
-  checking_handler whole_h{opt, {}};
-  error whole_err;
-  {
-    message_reader r;
-    r.enable_deflate(p);
-    std::vector<std::uint8_t> all(data, data + size);
-    whole_err = r.feed(all, opt, pools, whole_h);
-    r.release_buffers(pools);
-  }
-  checking_handler split_h{opt, {}};
-  error split_err = error::none;
-  {
-    message_reader r;
-    r.enable_deflate(p);
-    for (auto& piece : fg::fuzz::split_input(seed, data, size)) {
-      split_err = r.feed(piece, opt, pools, split_h);
-      if (split_err != error::none) break;
-    }
-    r.release_buffers(pools);
-  }
-  check(whole_err == split_err);
-  check(whole_h.log == split_h.log);
+  fg::fuzz::check_whole_and_split(
+      seed, data, size, opt, [&](message_reader& r) { r.enable_deflate(p); }, false);
 }
 
 // A client frame carrying `payload`, masked with a fixed key.

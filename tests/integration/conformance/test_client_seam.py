@@ -105,22 +105,6 @@ class PendingHandshakesCountTest(GatewayTestCase):
         silent[0].close()
         self.assert_eventually_accepted()
 
-    def assert_eventually_accepted(self) -> None:
-        """The slot is released (bounded retry: the close is processed asynchronously)."""
-        deadline = time.monotonic() + 5.0
-        while True:
-            client = self.connect()
-            try:
-                client.handshake()
-                self.roundtrip(client, OP_TEXT, b"admitted")
-                return
-            except HandshakeError as exc:
-                client.close()
-                if time.monotonic() > deadline:
-                    self.fail(f"slot never released after a silent socket closed: {exc}")
-                time.sleep(0.1)
-
-
 class DuplicateOriginTest(GatewayTestCase):
     """A second Origin header is refused (issue #12, item 9): it was judged by its first copy while apps saw the last."""
 

@@ -1049,6 +1049,22 @@ class GatewayTestCase(unittest.TestCase):
     def tail(self) -> str:
         return self.gateway.describe_tail(15) if self.gateway else ""
 
+    def assert_eventually_accepted(self, gateway: GatewayProcess | None = None, bound: float = 5.0) -> None:
+        """A connection slot is free again: a handshake and an echo succeed within `bound` seconds
+        (a bounded retry: a close is processed asynchronously)."""
+        deadline = time.monotonic() + bound
+        while True:
+            client = self.connect(gateway)
+            try:
+                client.handshake()
+                self.roundtrip(client, OP_TEXT, b"admitted")
+                return
+            except HandshakeError as exc:
+                client.close()
+                if time.monotonic() > deadline:
+                    self.fail(f"no connection slot was released within {bound} s: {exc}")
+                time.sleep(0.1)
+
     # -- frame assertions ----------------------------------------------------
 
     def receive_frame(self, client: WsClient, what: str = "a frame", timeout: float | None = None) -> Frame:
