@@ -13,6 +13,14 @@ using metrics::metric_kind;
 constexpr double ns = 1e-9;
 constexpr const char* opcode_label[2] = {"text", "binary"};
 
+// A counter family with one sample per reason (an enum's names, in order).
+template <std::size_t N>
+void counter_by_reason(metrics::exposition& out, std::string name, std::string help,
+                       const std::array<const char*, N>& reasons, const std::array<std::uint64_t, N>& values) {
+  auto f = out.family(std::move(name), std::move(help), metric_kind::counter);
+  for (std::size_t i = 0; i < N; ++i) f.add(static_cast<double>(values[i]), {{"reason", reasons[i]}});
+}
+
 void by_opcode(metrics::exposition& out, std::string name, std::string help, const std::array<std::uint64_t, 2>& v) {
   auto f = out.family(std::move(name), std::move(help), metric_kind::counter);
   for (std::size_t i = 0; i < 2; ++i) f.add(static_cast<double>(v[i]), {{"opcode", opcode_label[i]}});
@@ -84,16 +92,12 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
               static_cast<double>(c.pings_sent));
   out.counter("framegate_gateway_pong_timeouts_total", "Connections closed (1011) because no frame followed a ping.",
               static_cast<double>(c.pong_timeouts));
-  auto held = out.family("framegate_gateway_held_closes_total",
-                         "Closes held back until the worker acknowledged what the client sent before them.",
-                         metric_kind::counter);
-  auto expired =
-      out.family("framegate_gateway_held_close_timeouts_total",
-                 "Held closes released by --close-timeout before the worker acknowledged.", metric_kind::counter);
-  for (std::size_t r = 0; r < held_reasons.size(); ++r) {
-    held.add(static_cast<double>(c.held_closes[r]), {{"reason", held_reasons[r]}});
-    expired.add(static_cast<double>(c.held_close_timeouts[r]), {{"reason", held_reasons[r]}});
-  }
+  counter_by_reason(out, "framegate_gateway_held_closes_total",
+                    "Closes held back until the worker acknowledged what the client sent before them.", held_reasons,
+                    c.held_closes);
+  counter_by_reason(out, "framegate_gateway_held_close_timeouts_total",
+                    "Held closes released by --close-timeout before the worker acknowledged.", held_reasons,
+                    c.held_close_timeouts);
 }
 
 void write_deflate(metrics::exposition& out, const thread_counters& c) {
@@ -162,18 +166,14 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
   out.histogram("framegate_gateway_worker_link_rtt_seconds", "Link ping round trip to workers.", r.link_rtt_ns, ns);
   out.counter("framegate_gateway_failovers_total", "Connections moved to another worker after theirs died.",
               static_cast<double>(r.connections_moved));
-  auto rejected = out.family("framegate_gateway_worker_envelopes_rejected_total",
-                             "Sends and closes from a worker refused for one connection (closed with 1011; the link "
-                             "stays up), by reason.",
-                             metric_kind::counter);
-  for (std::size_t i = 0; i < worker_rejections.size(); ++i)
-    rejected.add(static_cast<double>(r.worker_rejected[i]), {{"reason", worker_rejections[i]}});
-  auto cut = out.family("framegate_gateway_worker_links_cut_total",
-                        "Worker links the gateway closed itself: silent past --link-timeout, or not reading its "
-                        "output (its connections fail over).",
-                        metric_kind::counter);
-  for (std::size_t i = 0; i < link_cutoffs.size(); ++i)
-    cut.add(static_cast<double>(r.links_cut[i]), {{"reason", link_cutoffs[i]}});
+  counter_by_reason(out, "framegate_gateway_worker_envelopes_rejected_total",
+                    "Sends and closes from a worker refused for one connection (closed with 1011; the link stays "
+                    "up), by reason.",
+                    worker_rejections, r.worker_rejected);
+  counter_by_reason(out, "framegate_gateway_worker_links_cut_total",
+                    "Worker links the gateway closed itself: silent past --link-timeout, not reading its output, "
+                    "or from another user (its connections fail over).",
+                    link_cutoffs, r.links_cut);
   out.counter("framegate_gateway_messages_too_big_for_worker_total",
               "Client messages closed with 1009 because their worker's --max-envelope cannot carry them.",
               static_cast<double>(r.too_big_for_worker));
