@@ -7,12 +7,28 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "common/link/codec.hpp"
 #include "tests/fuzz/check.hpp"
 #include "tests/fuzz/split_input.hpp"
 
 namespace {
 using fg::fuzz::check;
+
+// Map fields (ConnectionOpened.headers) serialize in an unspecified order,
+// which may differ between two parses of the same bytes: compare the
+// deterministic form (keys sorted).
+std::string canonical(const framegate::link::Envelope& e) {
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  e.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return out;
+}
 
 struct outcome {
   std::vector<std::string> envelopes;
@@ -25,7 +41,7 @@ outcome decode(const Pieces& pieces) {
   fg::link::decoder d(64 * 1024);
   for (const auto& piece : pieces) {
     out.error = d.feed(piece, [&](const framegate::link::Envelope& e) {
-      out.envelopes.push_back(e.SerializeAsString());
+      out.envelopes.push_back(canonical(e));
       fg::byte_buffer again;
       fg::link::encode(e, again);
       fg::link::decoder d2;
