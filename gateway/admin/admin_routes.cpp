@@ -105,6 +105,9 @@ void admin_routes::handle_publish(const request& req, std::function<void(respons
       case result::sent: break;
       case result::no_worker:
         return done(json_error(http::status::service_unavailable, version, "no worker serving /rooms is connected"));
+      case result::too_big:
+        return done(json_error(http::status::payload_too_large, version,
+                               "a message is larger than the worker serving its room takes (its --max-envelope)"));
       case result::busy: {
         // The worker's link is full: nothing was sent; a retry after a moment may pass.
         auto res = json_error(http::status::service_unavailable, version, "the worker is busy, try again");

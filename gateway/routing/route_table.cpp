@@ -420,16 +420,17 @@ void route_table::ping_links() {
 
 route_table::publish_result route_table::publish_to_rooms(std::span<const room_message> messages) {
   const auto eligible = [&](int i) { return workers_[i]->registered && workers_[i]->serves(publish_api_path); };
-  const auto target = [&](const room_message& m) {
+  const auto target = [&](const room_message& m) -> worker* {
     const int best = rendezvous_pick(
         hash64(m.room), static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; }, eligible);
-    return best < 0 ? nullptr : workers_[static_cast<std::size_t>(best)]->link;
+    return best < 0 ? nullptr : workers_[static_cast<std::size_t>(best)].get();
   };
   // All or nothing, like the request's validation: every target is checked first.
   for (const auto& m : messages) {
-    link_port* link = target(m);
-    if (link == nullptr) return publish_result::no_worker;
-    if (link->pending_bytes() > config_.credit_bytes) return publish_result::busy;
+    const worker* w = target(m);
+    if (w == nullptr) return publish_result::no_worker;
+    if (!w->takes(publish_api_path.size() + m.room.size() + m.data.size())) return publish_result::too_big;
+    if (w->link->pending_bytes() > config_.credit_bytes) return publish_result::busy;
   }
   pb::Envelope e;
   auto* p = e.mutable_api_publish();
@@ -437,7 +438,7 @@ route_table::publish_result route_table::publish_to_rooms(std::span<const room_m
   for (const auto& m : messages) {
     p->set_room(m.room);
     p->set_data(m.data);
-    target(m)->send(e);
+    target(m)->link->send(e);
   }
   return publish_result::sent;
 }

@@ -88,10 +88,12 @@ class route_table : public message_sink, public link_events {
   // Admin entry points, on thread 0 only (its links reach every worker).
   // Each message goes as ApiPublish on the link of the live worker serving
   // publish_api_path that its room name hashes to, so one room's publishes
-  // keep their order. Nothing is sent when no worker serves the path, or
-  // when a chosen worker's link already holds more than credit_bytes of
-  // output (the queue to a slow worker stays bounded).
-  enum class publish_result : std::uint8_t { sent, no_worker, busy };
+  // keep their order. Nothing is sent when no worker serves the path, when
+  // a message is larger than its worker's envelope limit takes (its
+  // --max-envelope: the link would be closed), or when a chosen worker's
+  // link already holds more than credit_bytes of output (the queue to a
+  // slow worker stays bounded).
+  enum class publish_result : std::uint8_t { sent, no_worker, too_big, busy };
   publish_result publish_to_rooms(std::span<const room_message> messages);
   [[nodiscard]] std::size_t live_workers() const noexcept;
 

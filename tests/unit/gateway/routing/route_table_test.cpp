@@ -535,6 +535,16 @@ TEST_F(route_table_test, publish_to_a_worker_whose_link_is_full_is_refused_whole
   EXPECT_EQ(table().publish_to_rooms(std::vector<room_message>{{"lobby", "1"}}), result::sent);
 }
 
+TEST_F(route_table_test, publish_larger_than_its_worker_takes_is_refused_whole) {
+  using result = route_table::publish_result;
+  auto& w = worker("w1", {"/rooms"}, 64 + 100);  // takes payloads up to 100 bytes
+  const std::vector<room_message> batch{{"lobby", "1"}, {"kitchen", std::string(200, '7')}};
+  EXPECT_EQ(table().publish_to_rooms(batch), result::too_big);
+  EXPECT_TRUE(w.of(pb::Envelope::kApiPublish).empty());
+  EXPECT_FALSE(w.closed());
+  EXPECT_EQ(table().publish_to_rooms(std::vector<room_message>{{"lobby", "1"}}), result::sent);
+}
+
 // ---------------------------------------------------------------- what a worker may not send
 
 class worker_input_test : public failover_test {
