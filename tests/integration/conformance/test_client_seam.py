@@ -27,6 +27,11 @@ FLOOD_BYTES = 16 * 1024 * 1024
 class PingFloodBase(GatewayTestCase):
     """A client sends pings as fast as it can and never reads (issue #12, item 4)."""
 
+    # The gateway still has the whole flood to parse when the client starts
+    # reading; under a sanitizer that takes seconds. A liveness bound, not a
+    # speed check.
+    io_timeout = 30.0
+
     def open_reluctant_client(self) -> WsClient:
         """A client with a tiny receive buffer, so the gateway's pongs pile up on its side."""
         client = WsClient(self.gateway.host, self.gateway.port, timeout=self.io_timeout)
