@@ -18,7 +18,9 @@
 
 #include <any>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -83,12 +85,61 @@ class connection {
 // counts its local members itself and subscribes while it has any).
 // Changes made during one loop turn reach the broker together, and always
 // before a publish made after them.
+// Where a room message sits in its room's history: the broker numbers the
+// messages of each room 1, 2, 3, ... (its offset) within an epoch, a
+// random id that changes whenever the room's history is lost (Redis
+// restarted empty, or the room stayed quiet past --history-ttl). Offset 0:
+// the broker keeps no history (--no-redis, --history-size 0) or the
+// message came from outside framegate.
+struct room_position {
+  std::string_view epoch;
+  std::uint64_t offset = 0;
+};
+
+// What broker::history found for a room.
+struct room_history {
+  enum class outcome : std::uint8_t {
+    current,        // no position asked: epoch and top only
+    recovered,      // entries hold every message after the asked offset
+    epoch_changed,  // the asked epoch is gone: its messages cannot be told
+    trimmed,        // the history no longer reaches back to the asked offset
+    ahead,          // the asked offset is above the room's top
+    unavailable,    // the broker could not ask (Redis down): see error
+    off,            // this broker keeps no history
+  };
+  struct entry {
+    std::uint64_t offset = 0;
+    std::string payload;  // as published
+  };
+  outcome result = outcome::off;
+  std::string epoch;
+  std::uint64_t top = 0;       // offset of the room's last message (0: none yet)
+  std::vector<entry> entries;  // recovered only: top - asked offset of them, in order
+  std::string error;           // unavailable only
+};
+
+// The position a client last saw, for broker::history.
+struct history_since {
+  std::string epoch;
+  std::uint64_t offset = 0;
+};
+
 class broker {
  public:
   virtual ~broker() = default;
   virtual void subscribe(std::string_view room) = 0;
   virtual void unsubscribe(std::string_view room) = 0;
   virtual void publish(std::string_view room, std::string_view payload) = 0;
+  // The room's epoch and top and, with `since`, every message after it.
+  // `done` runs on the loop (at once when the broker keeps no history),
+  // and only after this worker's subscription to the room is in place:
+  // every message above the returned top then reaches on_room_message, so
+  // history and live messages meet with no gap (an app holds the live ones
+  // of a recovering member until `done`, see rooms_app). Subscribe first.
+  virtual void history(std::string_view /*room*/, const std::optional<history_since>& /*since*/,
+                       std::function<void(room_history)> done) {
+    done(room_history{});
+  }
 };
 
 // What apps can do. Sends are batched per loop turn and leave in one write.
@@ -120,6 +171,11 @@ class app {
   virtual void on_close(connection&, std::uint16_t /*code*/) {}
   // A broker delivery for a room this worker subscribed to.
   virtual void on_room_message(std::string_view /*room*/, std::string_view /*payload*/) {}
+  // The same, with the message's place in the room's history; apps that
+  // number their deliveries override this one (the default drops `at`).
+  virtual void on_room_message(std::string_view room, std::string_view payload, room_position /*at*/) {
+    on_room_message(room, payload);
+  }
   // A message for `room` from the gateway's HTTP publish API (POST
   // /api/publish), to an app mounted at "/rooms": `data` is the raw JSON
   // value the caller sent. The app decides what members receive.

@@ -115,6 +115,18 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
       ->envname("FRAMEGATE_REDIS_RESUBSCRIBE_WAIT")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600.0));
+  app.add_option("--history-size", cfg.history_size,
+                 "Messages each room keeps in Redis for clients that recover after a drop (join with \"since\"); "
+                 "0 turns history and delivery offsets off")
+      ->envname("FRAMEGATE_HISTORY_SIZE")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}));
+  std::int64_t history_ttl = 300;
+  app.add_option("--history-ttl", history_ttl,
+                 "Seconds a room's history is kept after its last publish (then the room starts a new epoch)")
+      ->envname("FRAMEGATE_HISTORY_TTL")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400}));
   add_logging_options(app, cfg.logging);
   app.set_version_flag("--version", program.name + " (framegate " + std::string(fg::version) + ")");
 
@@ -143,6 +155,7 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
   }
   cfg.slow_delay = std::chrono::milliseconds(slow_ms);
   cfg.redis_resubscribe_wait = seconds_to_ms(resubscribe_wait);
+  cfg.history_ttl = std::chrono::seconds(history_ttl);
   return cfg;
 }
 

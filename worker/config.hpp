@@ -54,6 +54,10 @@ struct worker_config {
   std::string redis_secret;
   // After an outage, how long buffered publishes wait for the earlier subscribers to be back.
   std::chrono::milliseconds redis_resubscribe_wait{5000};
+  // Room history with Redis (--history-size, --history-ttl): messages kept
+  // per room for recovery; 0 turns history (and offsets) off.
+  std::size_t history_size = 100;
+  std::chrono::seconds history_ttl{300};
 };
 
 // Which command line: framegate-worker's own (with --apps, --enable-test-apps

@@ -252,6 +252,11 @@ ROWS = [
               "(--redis-foreign deliver). Any: someone other than the cluster publishes into room channels.",
               [rate(f"{WK}broker_rejected_total", "reason", "{{reason}}"),
                rate(f"{WK}broker_foreign_total", legend="foreign delivered")], "ops"),
+        Panel("History reads", "Joins that asked for their position (recover) or for what they missed (since), "
+              "by outcome: recovered is what clients want; trimmed says --history-size or --history-ttl is too "
+              "small for how long clients stay away; epoch_changed follows a Redis that lost its data; "
+              "unavailable, a Redis outage.",
+              [rate(f"{WK}history_requests_total", "outcome", "{{outcome}}")], "ops"),
         Panel("Rooms and subscriptions", "Rooms with members on a worker and broker channels subscribed, summed "
               "over workers.",
               [total(f"{WK}rooms", legend="rooms"),

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -39,7 +40,24 @@ class fake_broker final : public broker {
   void publish(std::string_view room, std::string_view payload) override {
     published.push_back({std::string(room), std::string(payload)});
   }
+  // Recorded; the test answers with answer_history().
+  void history(std::string_view room, const std::optional<history_since>& since,
+               std::function<void(room_history)> done) override {
+    history_calls.push_back({std::string(room), since, std::move(done)});
+  }
+  struct history_call {
+    std::string room;
+    std::optional<history_since> since;
+    std::function<void(room_history)> done;
+  };
+  // Answers the oldest unanswered history call with `h`.
+  void answer_history(room_history h) {
+    auto call = std::move(history_calls.front());
+    history_calls.erase(history_calls.begin());
+    call.done(std::move(h));
+  }
 
+  std::vector<history_call> history_calls;
   std::vector<std::string> calls;
   std::set<std::string> subscribed;
   std::vector<publication> published;

@@ -3,7 +3,8 @@
 // inbound check. A message the check lets through must fit the limit, be
 // UTF-8 and, with a secret, carry the MAC the secret gives; a decoded
 // envelope must encode back to the same bytes; the dedup window must skip
-// the copy of anything it just accepted.
+// the copy of anything it just accepted. The offset line Redis puts in
+// front of a numbered message must parse only in its one canonical form.
 //
 // Input: [flags][message...]; flags bit 0: --redis-foreign deliver,
 // bits 1-3: n, payload limit 0 (none) for n = 0, else 4 << n bytes;
@@ -20,6 +21,7 @@
 #include "worker/broker/inbound_check.hpp"
 #include "worker/broker/publish_dedup.hpp"
 #include "worker/broker/redis_envelope.hpp"
+#include "worker/broker/room_offset_header.hpp"
 
 using fg::fuzz::check;
 namespace fw = fg::worker;
@@ -28,6 +30,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 1) return 0;
   const std::uint8_t flags = data[0];
   const std::string_view message(reinterpret_cast<const char*>(data + 1), size - 1);
+
+  if (const auto numbered = fw::parse_room_offset_header(message)) {
+    check(fw::valid_room_epoch(numbered->epoch));
+    check(numbered->offset >= 1 && numbered->offset <= fw::max_room_offset);
+    check(numbered->rest.data() + numbered->rest.size() == message.data() + message.size());
+    const std::string canonical = "fgo " + std::string(numbered->epoch) + " " + std::to_string(numbered->offset) +
+                                  "\n" + std::string(numbered->rest);
+    check(canonical == message);
+  }
 
   fw::inbound_policy policy;
   policy.foreign = (flags & 1) != 0 ? fw::foreign_policy::deliver : fw::foreign_policy::drop;

@@ -11,6 +11,40 @@ namespace {
 
 rooms_parse_result failure(std::string message) { return {std::nullopt, std::move(message)}; }
 
+// Offsets are JSON integers from 0; larger than any offset Redis hands out
+// (10^14) is refused rather than rounded.
+std::optional<std::uint64_t> parse_offset(std::string_view raw) {
+  if (raw.empty() || raw.size() > 15) return std::nullopt;
+  if (raw.size() > 1 && raw[0] == '0') return std::nullopt;
+  std::uint64_t v = 0;
+  for (const char c : raw) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
+// "since":{"epoch":E,"offset":N}; an error message, or nothing when fine.
+std::optional<std::string> parse_since(std::string_view raw, history_since& out) {
+  static constexpr std::string_view usage = "\"since\" must be {\"epoch\":<string>,\"offset\":<integer>}";
+  if (json::kind_of(raw) != json::value_kind::object) return std::string(usage);
+  std::string_view epoch_raw, offset_raw;
+  json::for_each_member(raw, [&](std::string_view key, std::string_view value) {
+    if (json::string_equals(key, "epoch"))
+      epoch_raw = value;
+    else if (json::string_equals(key, "offset"))
+      offset_raw = value;
+  });
+  if (epoch_raw.empty() || json::kind_of(epoch_raw) != json::value_kind::string || offset_raw.empty())
+    return std::string(usage);
+  out.epoch = json::decode_string(epoch_raw);
+  if (out.epoch.empty() || out.epoch.size() > 64) return std::string("\"since\": \"epoch\" must be 1 to 64 bytes");
+  const std::optional<std::uint64_t> offset = parse_offset(offset_raw);
+  if (!offset) return std::string("\"since\": \"offset\" must be an integer from 0 to 99999999999999");
+  out.offset = *offset;
+  return std::nullopt;
+}
+
 }  // namespace
 
 rooms_parse_result parse_rooms_request(std::string_view text) {
@@ -18,7 +52,7 @@ rooms_parse_result parse_rooms_request(std::string_view text) {
   // this worker no more than its own length (see json::check_syntax).
   if (auto bad = json::check_syntax(text)) return failure(std::move(*bad));
 
-  std::string_view op_raw, room_raw, data_raw;
+  std::string_view op_raw, room_raw, data_raw, recover_raw, since_raw;
   const bool is_object = json::for_each_member(text, [&](std::string_view key, std::string_view value) {
     if (json::string_equals(key, "op"))
       op_raw = value;
@@ -26,6 +60,10 @@ rooms_parse_result parse_rooms_request(std::string_view text) {
       room_raw = value;
     else if (json::string_equals(key, "data"))
       data_raw = value;
+    else if (json::string_equals(key, "recover"))
+      recover_raw = value;
+    else if (json::string_equals(key, "since"))
+      since_raw = value;
   });
   if (!is_object) return failure("a message must be a JSON object like {\"op\":\"join\",\"room\":\"lobby\"}");
 
@@ -54,6 +92,17 @@ rooms_parse_result parse_rooms_request(std::string_view text) {
     if (data_raw.empty()) return failure("publish needs \"data\" (any JSON value)");
     req.data = data_raw;
   }
+  if (req.op == rooms_op::join) {
+    if (!recover_raw.empty()) {
+      if (json::kind_of(recover_raw) != json::value_kind::boolean) return failure("\"recover\" must be true or false");
+      req.recover = recover_raw == "true";
+    }
+    if (!since_raw.empty() && since_raw != "null") {
+      history_since since;
+      if (auto bad = parse_since(since_raw, since)) return failure(std::move(*bad));
+      req.since = std::move(since);
+    }
+  }
   return {std::move(req), {}};
 }
 
@@ -65,6 +114,51 @@ std::string rooms_delivery(std::string_view room, std::string_view raw_data) {
   out += quoted_room;
   out += ",\"data\":";
   out += raw_data;
+  out += '}';
+  return out;
+}
+
+std::string rooms_delivery_at(std::string_view delivery, std::uint64_t offset) {
+  if (delivery.empty() || delivery.back() != '}') return std::string(delivery);
+  const std::string n = std::to_string(offset);
+  std::string out;
+  out.reserve(delivery.size() + 10 + n.size());
+  out.append(delivery.substr(0, delivery.size() - 1)).append(",\"offset\":").append(n).append("}");
+  return out;
+}
+
+std::string rooms_joined(std::string_view room, const room_history& h, bool asked_since) {
+  using outcome = room_history::outcome;
+  std::string out = "{\"joined\":" + json::quote(room);
+  const auto position = [&] { out += ",\"epoch\":" + json::quote(h.epoch) + ",\"offset\":" + std::to_string(h.top); };
+  const auto not_recovered = [&](std::string_view reason) {
+    if (asked_since) out += ",\"recovered\":false";
+    out += ",\"reason\":" + json::quote(reason);
+  };
+  switch (h.result) {
+    case outcome::current: position(); break;
+    case outcome::recovered:
+      position();
+      out += ",\"recovered\":true";
+      break;
+    case outcome::epoch_changed:
+      position();
+      not_recovered("the room's history was lost (new epoch)");
+      break;
+    case outcome::trimmed:
+      position();
+      not_recovered("the history no longer reaches back to that offset");
+      break;
+    case outcome::ahead:
+      position();
+      not_recovered("that offset is ahead of the room");
+      break;
+    case outcome::unavailable: not_recovered("history unavailable: " + h.error); break;
+    case outcome::off:
+      out += ",\"history\":false";
+      not_recovered("history is off (no Redis, or --history-size 0)");
+      break;
+  }
   out += '}';
   return out;
 }

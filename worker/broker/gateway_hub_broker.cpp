@@ -67,7 +67,14 @@ broker_report gateway_hub_broker::report() const {
   r.dropped = stats_.publishes_dropped;
   r.rooms = wanted_.size();
   r.subscriptions = r.up ? announced_.size() : 0;
+  r.history[static_cast<std::size_t>(room_history::outcome::off)] = stats_.history_requests;
   return r;
+}
+
+void gateway_hub_broker::history(std::string_view, const std::optional<history_since>&,
+                                 std::function<void(room_history)> done) {
+  ++stats_.history_requests;
+  done(room_history{});
 }
 
 void gateway_hub_broker::on_hub_up() {
@@ -92,7 +99,7 @@ void gateway_hub_broker::on_hub_down() {
 
 void gateway_hub_broker::on_hub_deliver(std::string_view room, std::string_view payload) {
   ++stats_.deliveries;
-  if (deliver_) deliver_(room, payload);
+  if (deliver_) deliver_(room, payload, {});
 }
 
 }  // namespace fg::worker

@@ -33,11 +33,13 @@ struct hub_broker_stats {
   std::uint64_t publishes_dropped = 0;  // link 0 was down
   std::uint64_t deliveries = 0;
   std::uint64_t subscribe_envelopes = 0;
+  std::uint64_t history_requests = 0;  // all answered "off"
 };
 
 class gateway_hub_broker final : public broker, public hub_listener {
  public:
-  using deliver_fn = std::function<void(std::string_view room, std::string_view payload)>;
+  // Hub deliveries are not numbered (no history without Redis).
+  using deliver_fn = std::function<void(std::string_view room, std::string_view payload, room_position at)>;
 
   gateway_hub_broker(hub_port& port, deliver_fn deliver) : port_(port), deliver_(std::move(deliver)) {}
 
@@ -45,6 +47,9 @@ class gateway_hub_broker final : public broker, public hub_listener {
   void subscribe(std::string_view room) override;
   void unsubscribe(std::string_view room) override;
   void publish(std::string_view room, std::string_view payload) override;
+  // No history through the hub: answered at once, counted as "off".
+  void history(std::string_view room, const std::optional<history_since>& since,
+               std::function<void(room_history)> done) override;
 
   // hub_listener
   void on_hub_up() override;

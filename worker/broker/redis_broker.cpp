@@ -10,7 +10,9 @@
 #include <hiredis/hiredis.h>
 #include <boost/asio/post.hpp>
 
+#include "worker/broker/history_scripts.hpp"
 #include "worker/broker/redis_envelope.hpp"
+#include "worker/broker/room_offset_header.hpp"
 
 namespace fg::worker {
 
@@ -27,6 +29,24 @@ std::uint64_t random_origin() {
 
 std::string_view str_of(const redisReply* r) { return {r->str, r->len}; }
 
+std::string hex16(std::uint64_t v) {
+  static constexpr std::string_view digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (std::size_t i = 16; i-- > 0; v >>= 4) s[i] = digits[v & 0xf];
+  return s;
+}
+
+// "<offset>-0", the id the publish script gives an entry.
+std::optional<std::uint64_t> offset_of_entry_id(std::string_view id) {
+  if (!id.ends_with("-0") || id.size() < 3) return std::nullopt;
+  std::uint64_t v = 0;
+  for (const char c : id.substr(0, id.size() - 2)) {
+    if (c < '0' || c > '9' || v > max_room_offset) return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
 // Seqs of ours delivered locally and remembered so their copies are
 // skipped; entries normally leave sooner (publish_dedup).
 std::size_t local_bound(std::size_t buffer) { return 2 * std::max<std::size_t>(buffer, 1) + 1024; }
@@ -37,6 +57,12 @@ std::size_t local_bound(std::size_t buffer) { return 2 * std::max<std::size_t>(b
 struct redis_broker::numsub_cookie {
   redis_broker* self;
   std::uint64_t generation;
+};
+
+// A history read on its way: freed by history_reply_cb.
+struct redis_broker::history_cookie {
+  redis_broker* self;
+  history_request req;
 };
 
 redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint, redis_broker_options options,
@@ -52,7 +78,9 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       gate_timer_(io),
       outbox_(options_.buffer),
       dedup_(local_bound(options_.buffer)),
-      mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)) {}
+      mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)),
+      origin_hex_(hex16(origin_)),
+      epoch_rng_(std::random_device{}()) {}
 
 redis_broker::~redis_broker() { stop(); }
 
@@ -67,6 +95,7 @@ void redis_broker::stop() {
   // Null replies of the pending commands come back during these: ignored.
   pub_.stop();
   sub_.stop();
+  fail_history("the worker is stopping");
   pub_flowing_ = false;
   // Written ones were probably published; the others never will be.
   if (const std::size_t unsent = outbox_.clear(); unsent > 0) {
@@ -98,6 +127,7 @@ broker_report redis_broker::report() const {
   r.duplicates = s.duplicates;
   r.foreign = s.foreign;
   r.rejected = s.rejected;
+  r.history = s.history;
   r.rooms = subs_.wanted();
   r.subscriptions = sub_.ready() ? subs_.announced() : 0;
   r.publish_ns = &publish_ns_;
@@ -125,6 +155,14 @@ void redis_broker::subscription_reply_cb(redisAsyncContext*, void* reply, void* 
     static_cast<redis_broker*>(privdata)->on_subscription_reply(*static_cast<const redisReply*>(reply));
 }
 
+void redis_broker::history_reply_cb(redisAsyncContext*, void* reply, void* privdata) {
+  const std::unique_ptr<history_cookie> ck(static_cast<history_cookie*>(privdata));
+  if (reply != nullptr)
+    ck->self->on_history_reply(*static_cast<const redisReply*>(reply), ck->req);
+  else
+    ck->self->finish_history(ck->req, {room_history::outcome::unavailable, {}, 0, {}, "the Redis connection was lost"});
+}
+
 void redis_broker::numsub_reply_cb(redisAsyncContext*, void* reply, void* privdata) {
   // hiredis calls this exactly once per NUMSUB: the cookie is freed here.
   const std::unique_ptr<numsub_cookie> ck(static_cast<numsub_cookie*>(privdata));
@@ -141,6 +179,7 @@ void redis_broker::subscribe(std::string_view room) {
 void redis_broker::unsubscribe(std::string_view room) {
   if (!subs_.unwant(room)) return;
   dedup_.forget_room(room);
+  fail_history("the room was left before its history came", room);
   post_flush();
 }
 
@@ -208,6 +247,7 @@ void redis_broker::on_subscription_reply(const redisReply& r) {
     log_->info("redis: resubscribed to {} rooms", subs_.announced());
     try_start_flow();
   }
+  if (k == "subscribe") send_waiting_history();
 }
 
 bool redis_broker::sub_settled() const noexcept { return !sub_.ready() || subs_.resubscribed(); }
@@ -225,7 +265,10 @@ void redis_broker::on_ready(redis_connection& c) {
     try_start_flow();
     return;
   }
-  // The publish connection: flush once the earlier subscribers are back.
+  // The publish connection: the scripts first (a restarted Redis has
+  // forgotten them; commands on one connection run in order), then the
+  // flush once the earlier subscribers are back.
+  if (keeps_history()) load_scripts();
   // Rooms with no remembered count wait the settle time instead: the other
   // workers that lost Redis with us come back within about one backoff
   // step of each other.
@@ -233,6 +276,9 @@ void redis_broker::on_ready(redis_connection& c) {
 }
 
 void redis_broker::on_down(redis_connection& c, std::string_view) {
+  // A room's history is read once its subscription is in place: that
+  // order is lost with either connection.
+  fail_history("the Redis connection was lost");
   if (&c == &sub_) {
     subs_.connection_lost();
   } else {
@@ -339,7 +385,9 @@ void redis_broker::publish(std::string_view room, std::string_view payload) {
   r->wire = mac_ ? encode_signed_redis_envelope(*mac_, channel_of(room), origin_, r->seq, payload)
                  : encode_redis_envelope(origin_, r->seq, payload);
   r->header = r->wire.size() - payload.size();
-  if (subs_.wants(room)) {
+  // With history, members get the copy from Redis, numbered; without, a
+  // copy that cannot come back through Redis is delivered here.
+  if (!keeps_history() && subs_.wants(room)) {
     if (pub_flowing_ && confirmed(room))
       dedup_.owe(r);
     else
@@ -360,12 +408,8 @@ void redis_broker::send_outbox() {
   redisAsyncContext* c = pub_.context();
   if (c == nullptr) return;
   while (outbox_.has_unwritten()) {
-    const publish_record& r = outbox_.next_unwritten();
     const auto now = std::chrono::steady_clock::now();
-    const std::string channel = channel_of(r.room);
-    const char* argv[3] = {"PUBLISH", channel.data(), r.wire.data()};
-    const std::size_t len[3] = {7, channel.size(), r.wire.size()};
-    if (redisAsyncCommandArgv(c, publish_reply_cb, this, 3, argv, len) != REDIS_OK) {
+    if (!send_publish(c, outbox_.next_unwritten())) {
       pub_.abort("hiredis refused PUBLISH");
       return;
     }
@@ -373,11 +417,39 @@ void redis_broker::send_outbox() {
   }
 }
 
+bool redis_broker::send_publish(redisAsyncContext* c, const publish_record& r) {
+  const std::string channel = channel_of(r.room);
+  if (!keeps_history()) {
+    const char* argv[3] = {"PUBLISH", channel.data(), r.wire.data()};
+    const std::size_t len[3] = {7, channel.size(), r.wire.size()};
+    return redisAsyncCommandArgv(c, publish_reply_cb, this, 3, argv, len) == REDIS_OK;
+  }
+  const history_script& script = history_publish_script();
+  const std::string meta = history_meta_key(channel), stream = history_stream_key(channel);
+  const std::string seq = std::to_string(r.seq), maxlen = std::to_string(options_.history_size),
+                    ttl = std::to_string(options_.history_ttl.count()), epoch = new_room_epoch(epoch_rng_);
+  const std::string_view args[] = {"EVALSHA", script.sha1, "2", meta,   stream, channel,
+                                   r.wire,    origin_hex_, seq, maxlen, ttl,    epoch};
+  std::array<const char*, std::size(args)> argv{};
+  std::array<std::size_t, std::size(args)> len{};
+  for (std::size_t i = 0; i < std::size(args); ++i) {
+    argv[i] = args[i].data();
+    len[i] = args[i].size();
+  }
+  return redisAsyncCommandArgv(c, publish_reply_cb, this, static_cast<int>(argv.size()), argv.data(), len.data()) ==
+         REDIS_OK;
+}
+
 void redis_broker::on_publish_reply(const redisReply& r) {
   const publish_record_ptr done = outbox_.acknowledge();
   if (!done) return;
   publish_ns_.observe(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - done->written).count()));
+  if (r.type == REDIS_REPLY_INTEGER && r.integer < 0) {
+    // The publish script had published this copy before the reconnect.
+    ++stats_.duplicates;
+    return;
+  }
   if (r.type == REDIS_REPLY_INTEGER) {
     // Fewer subscribers than before the outage: a peer is not back (or left).
     if (done->expect >= 0 && r.integer < done->expect) ++stats_.missed;
@@ -393,9 +465,9 @@ void redis_broker::on_publish_reply(const redisReply& r) {
 
 // ----------------------------------------------------------------- delivery
 
-void redis_broker::deliver(std::string_view room, std::string_view payload) {
+void redis_broker::deliver(std::string_view room, std::string_view payload, room_position at) {
   ++stats_.delivered;
-  if (deliver_) deliver_(room, payload);
+  if (deliver_) deliver_(room, payload, at);
 }
 
 void redis_broker::deliver_locally(publish_record& r) {
@@ -424,6 +496,10 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
   const std::uint64_t gateway_limit = options_.gateway_max_payload ? options_.gateway_max_payload() : 0;
   const inbound_policy policy{delivery_limit(options_.max_envelope, gateway_limit), options_.foreign, mac_.get(),
                               channel};
+  // The offset line comes first (written by Redis); only a framegate
+  // message behind it keeps its position.
+  const std::optional<room_offset_header> numbered = parse_room_offset_header(data);
+  if (numbered) data = numbered->rest;
   const inbound_verdict v = check_inbound(data, policy);
   const bool ours = v.envelope && v.envelope->origin == origin_;
   // Our own origin with a seq we never published: someone who read our
@@ -445,7 +521,114 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
     return;
   }
   if (ours && dedup_.own_copy_delivered(v.envelope->seq)) return;
-  deliver(room, v.payload);
+  deliver(room, v.payload, numbered ? room_position{numbered->epoch, numbered->offset} : room_position{});
+}
+
+// ------------------------------------------------------------------ history
+
+void redis_broker::history(std::string_view room, const std::optional<history_since>& since,
+                           std::function<void(room_history)> done) {
+  history_request req{std::string(room), since, std::move(done)};
+  if (!keeps_history()) return finish_history(req, {});
+  if (!subs_.wants(room))
+    return finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, "subscribe to the room first"});
+  if (!pub_.ready() || !sub_.ready())
+    return finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, "Redis is not connected"});
+  waiting_history_.push_back(std::move(req));
+  send_waiting_history();
+}
+
+void redis_broker::load_scripts() {
+  for (const history_script* s : {&history_publish_script(), &history_read_script()}) {
+    const char* argv[3] = {"SCRIPT", "LOAD", s->body.data()};
+    const std::size_t len[3] = {6, 4, s->body.size()};
+    // The reply (the SHA-1 we computed) is not needed: no callback.
+    if (redisAsyncCommandArgv(pub_.context(), nullptr, nullptr, 3, argv, len) != REDIS_OK)
+      return pub_.abort("hiredis refused SCRIPT LOAD");
+  }
+}
+
+void redis_broker::send_waiting_history() {
+  if (!pub_.ready()) return;
+  auto ready = std::stable_partition(waiting_history_.begin(), waiting_history_.end(),
+                                     [this](const history_request& r) { return !confirmed(r.room); });
+  std::vector<history_request> go(std::make_move_iterator(ready), std::make_move_iterator(waiting_history_.end()));
+  waiting_history_.erase(ready, waiting_history_.end());
+  for (auto& req : go)
+    if (!send_history(req)) return;
+}
+
+bool redis_broker::send_history(history_request& req) {
+  const history_script& script = history_read_script();
+  const std::string channel = channel_of(req.room);
+  const std::string meta = history_meta_key(channel), stream = history_stream_key(channel);
+  const std::string epoch = new_room_epoch(epoch_rng_), ttl = std::to_string(options_.history_ttl.count()),
+                    after = req.since ? std::to_string(req.since->offset) : std::string(),
+                    count = std::to_string(options_.history_size);
+  const std::string_view args[] = {"EVALSHA", script.sha1, "2", meta, stream, epoch, ttl, after, count};
+  std::array<const char*, std::size(args)> argv{};
+  std::array<std::size_t, std::size(args)> len{};
+  for (std::size_t i = 0; i < std::size(args); ++i) {
+    argv[i] = args[i].data();
+    len[i] = args[i].size();
+  }
+  auto* ck = new history_cookie{this, std::move(req)};
+  if (redisAsyncCommandArgv(pub_.context(), history_reply_cb, ck, static_cast<int>(argv.size()), argv.data(),
+                            len.data()) != REDIS_OK) {
+    finish_history(ck->req, {room_history::outcome::unavailable, {}, 0, {}, "hiredis refused EVALSHA"});
+    delete ck;
+    pub_.abort("hiredis refused EVALSHA");
+    return false;
+  }
+  return true;
+}
+
+void redis_broker::on_history_reply(const redisReply& r, history_request& req) {
+  if (r.type == REDIS_REPLY_ERROR)
+    return finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, std::string(str_of(&r))});
+  if (r.type != REDIS_REPLY_ARRAY || r.elements != 3 || r.element[0]->type != REDIS_REPLY_STRING ||
+      r.element[1]->type != REDIS_REPLY_INTEGER || r.element[2]->type != REDIS_REPLY_ARRAY || r.element[1]->integer < 0)
+    return finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, "unexpected history reply"});
+  history_read read;
+  read.epoch = std::string(str_of(r.element[0]));
+  read.top = static_cast<std::uint64_t>(r.element[1]->integer);
+  // Each entry: [id, [field, value, ...]]. Entries are checked like live
+  // messages: whoever can write to Redis could have added one.
+  const std::string channel = channel_of(req.room);
+  const std::uint64_t gateway_limit = options_.gateway_max_payload ? options_.gateway_max_payload() : 0;
+  const inbound_policy policy{delivery_limit(options_.max_envelope, gateway_limit), foreign_policy::drop, mac_.get(),
+                              channel};
+  const redisReply& list = *r.element[2];
+  for (std::size_t i = 0; i < list.elements; ++i) {
+    const redisReply& e = *list.element[i];
+    if (e.type != REDIS_REPLY_ARRAY || e.elements != 2 || e.element[0]->type != REDIS_REPLY_STRING ||
+        e.element[1]->type != REDIS_REPLY_ARRAY || e.element[1]->elements != 2 ||
+        e.element[1]->element[1]->type != REDIS_REPLY_STRING)
+      continue;
+    const std::optional<std::uint64_t> offset = offset_of_entry_id(str_of(e.element[0]));
+    if (!offset) continue;
+    const inbound_verdict v = check_inbound(str_of(e.element[1]->element[1]), policy);
+    if (v.reject) {
+      reject(*v.reject, req.room, e.element[1]->element[1]->len);
+      continue;
+    }
+    read.entries.push_back({*offset, std::string(v.payload)});
+  }
+  finish_history(req, judge_history(req.since, std::move(read)));
+}
+
+void redis_broker::fail_history(std::string_view why, std::string_view room) {
+  std::vector<history_request> failed;
+  auto keep = std::stable_partition(waiting_history_.begin(), waiting_history_.end(),
+                                    [&](const history_request& r) { return !room.empty() && r.room != room; });
+  failed.assign(std::make_move_iterator(keep), std::make_move_iterator(waiting_history_.end()));
+  waiting_history_.erase(keep, waiting_history_.end());
+  for (auto& req : failed) finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, std::string(why)});
+}
+
+void redis_broker::finish_history(history_request& req, room_history h) {
+  ++stats_.history[static_cast<std::size_t>(h.result)];
+  if (req.done) req.done(std::move(h));
 }
 
 }  // namespace fg::worker

@@ -2,6 +2,9 @@
 // gateway hub when the worker is given --redis. Two connections (PUBLISH;
 // SUBSCRIBE) that reconnect with backoff; room R is channel <prefix>room:R;
 // every PUBLISH carries the header of redis_envelope.hpp (origin, seq).
+// With history on (history_size > 0) a publish is a script that numbers,
+// keeps and publishes the message in one step (history_scripts.hpp), and
+// deliveries carry their room_position.
 //
 // The rules (batching, exactly once, outage, the flush after a reconnect)
 // are described in docs/ARCHITECTURE.md, "Rooms across hosts: the broker".
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +34,7 @@
 #include "worker/app.hpp"
 #include "worker/broker/envelope_mac.hpp"
 #include "worker/broker/flush_gate.hpp"
+#include "worker/broker/history_lookup.hpp"
 #include "worker/broker/inbound_check.hpp"
 #include "worker/broker/publish_dedup.hpp"
 #include "worker/broker/publish_outbox.hpp"
@@ -60,6 +65,10 @@ struct redis_broker_options {
   // Non-empty: publishes carry an HMAC with it (version 2 header) and
   // messages without a valid one are dropped.
   std::string secret;
+  // Messages kept per room for recovery (0: no history, no offsets), and
+  // for how long after the room's last publish.
+  std::size_t history_size = 100;
+  std::chrono::seconds history_ttl{300};
 };
 
 // Counters since start(): report() hands most of them to /metrics; the
@@ -78,11 +87,12 @@ struct redis_broker_stats {
   inbound_reject_counts rejected{};  // channel messages dropped unseen, by inbound_reject
   std::uint64_t subscribe_commands = 0;
   std::uint64_t unsubscribe_commands = 0;
+  history_outcome_counts history{};  // broker::history calls, by outcome
 };
 
 class redis_broker final : public broker, private redis_connection::listener {
  public:
-  using deliver_fn = std::function<void(std::string_view room, std::string_view payload)>;
+  using deliver_fn = std::function<void(std::string_view room, std::string_view payload, room_position at)>;
 
   redis_broker(boost::asio::io_context& io, const redis_endpoint& endpoint, redis_broker_options options,
                deliver_fn deliver, std::shared_ptr<spdlog::logger> log);
@@ -96,6 +106,8 @@ class redis_broker final : public broker, private redis_connection::listener {
   void subscribe(std::string_view room) override;
   void unsubscribe(std::string_view room) override;
   void publish(std::string_view room, std::string_view payload) override;
+  void history(std::string_view room, const std::optional<history_since>& since,
+               std::function<void(room_history)> done) override;
 
   [[nodiscard]] redis_broker_stats stats() const;
   // For /metrics and /readyz.
@@ -132,11 +144,27 @@ class redis_broker final : public broker, private redis_connection::listener {
   void try_start_flow();
 
   // Publishing.
+  [[nodiscard]] bool keeps_history() const noexcept { return options_.history_size > 0; }
   void send_outbox();
+  bool send_publish(redisAsyncContext* c, const publish_record& r);
   void on_publish_reply(const redisReply& r);
 
+  // History: requests wait for their room's subscription (broker::history).
+  struct history_request {
+    std::string room;
+    std::optional<history_since> since;
+    std::function<void(room_history)> done;
+  };
+  struct history_cookie;
+  void load_scripts();
+  void send_waiting_history();
+  bool send_history(history_request& req);
+  void on_history_reply(const redisReply& r, history_request& req);
+  void fail_history(std::string_view why, std::string_view room = {});
+  void finish_history(history_request& req, room_history h);
+
   // Delivery.
-  void deliver(std::string_view room, std::string_view payload);
+  void deliver(std::string_view room, std::string_view payload, room_position at = {});
   // Delivers `r` to this worker's members now and remembers its seq.
   void deliver_locally(publish_record& r);
   void deliver_all_locally(const std::vector<publish_record_ptr>& records);
@@ -149,6 +177,7 @@ class redis_broker final : public broker, private redis_connection::listener {
   static void subscription_reply_cb(redisAsyncContext* ac, void* reply, void* privdata);
   struct numsub_cookie;
   static void numsub_reply_cb(redisAsyncContext* ac, void* reply, void* privdata);
+  static void history_reply_cb(redisAsyncContext* ac, void* reply, void* privdata);
 
   boost::asio::io_context& io_;
   redis_broker_options options_;
@@ -169,6 +198,10 @@ class redis_broker final : public broker, private redis_connection::listener {
   flush_gate gate_;
   publish_dedup dedup_;
   std::unique_ptr<envelope_mac> mac_;  // null without a secret
+
+  std::string origin_hex_;  // the publish script's key for our seqs
+  std::mt19937_64 epoch_rng_;
+  std::vector<history_request> waiting_history_;
 
   redis_broker_stats stats_;
   metrics::histogram publish_ns_{metrics::buckets::latency_ns};

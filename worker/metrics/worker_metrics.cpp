@@ -1,5 +1,7 @@
 #include "worker/metrics/worker_metrics.hpp"
 
+#include "worker/broker/history_lookup.hpp"
+
 #include "common/metrics/exposition.hpp"
 #include "common/version.hpp"
 
@@ -77,6 +79,11 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
                              metric_kind::counter);
   for (std::size_t i = 0; i < inbound_reject_count; ++i)
     rejected.add(static_cast<double>(b.rejected[i]), {{"reason", inbound_reject_name(static_cast<inbound_reject>(i))}});
+  auto history = out.family("framegate_worker_history_requests_total",
+                            "Room history reads (joins with recover or since), by outcome.", metric_kind::counter);
+  for (std::size_t i = 0; i < history_outcome_count; ++i)
+    history.add(static_cast<double>(b.history[i]),
+                {{"outcome", history_outcome_name(static_cast<room_history::outcome>(i))}});
   out.gauge("framegate_worker_rooms", "Rooms with members on this worker.", static_cast<double>(b.rooms));
   out.gauge("framegate_worker_broker_subscriptions", "Broker channels (rooms) this worker is subscribed to.",
             static_cast<double>(b.subscriptions));

@@ -9,6 +9,7 @@
 
 #include "common/metrics/buckets.hpp"
 #include "common/metrics/histogram.hpp"
+#include "worker/broker/history_lookup.hpp"
 #include "worker/broker/inbound_check.hpp"
 
 namespace fg::worker {
@@ -39,6 +40,9 @@ struct broker_report {
   // Channel messages dropped unseen, by inbound_reject (inbound_check.hpp);
   // all zero for the hub.
   inbound_reject_counts rejected{};
+  // Room history reads, by room_history::outcome; all "off" for the hub
+  // (it keeps no history).
+  history_outcome_counts history{};
   std::uint64_t rooms = 0;                         // gauge: rooms with local members
   std::uint64_t subscriptions = 0;                 // gauge: channels subscribed now
   const metrics::histogram* publish_ns = nullptr;  // Redis PUBLISH round trip; null for the hub

@@ -413,10 +413,10 @@ void dispatcher::on_api_publish(const pb::ApiPublish& p) {
   }
 }
 
-void dispatcher::deliver_room_message(std::string_view room, std::string_view payload) {
+void dispatcher::deliver_room_message(std::string_view room, std::string_view payload, room_position at) {
   apps_.for_each([&](const std::string& path, app& a) {
     try {
-      a.on_room_message(room, payload);
+      a.on_room_message(room, payload, at);
     } catch (const std::exception& e) {
       ++stats_.app_errors;
       log_->error("app {} failed on a message for room {}: {}", path, room, e.what());

@@ -97,7 +97,7 @@ class dispatcher final : public api {
   bool serve_turn();
 
   // A broker delivery: every app's on_room_message.
-  void deliver_room_message(std::string_view room, std::string_view payload);
+  void deliver_room_message(std::string_view room, std::string_view payload, room_position at = {});
 
   // ---- api ----
   void send(conn_id to, message_kind kind, std::string_view payload) override;

@@ -47,8 +47,8 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
 
     boost::asio::io_context io(1);
     worker_runtime runtime(io, config, apps, log);
-    auto deliver = [&runtime](std::string_view room, std::string_view payload) {
-      runtime.core().deliver_room_message(room, payload);
+    auto deliver = [&runtime](std::string_view room, std::string_view payload, room_position at) {
+      runtime.core().deliver_room_message(room, payload, at);
     };
     // With Redis the gateway hub is not used at all (no listener for link 0).
     gateway_hub_broker hub(runtime, deliver);
@@ -62,10 +62,16 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       options.gateway_max_payload = [&runtime] { return runtime.gateway_max_payload(); };
       options.foreign = config.redis_foreign;
       options.secret = config.redis_secret;
+      options.history_size = config.history_size;
+      options.history_ttl = config.history_ttl;
       redis = std::make_unique<redis_broker>(io, *config.redis, options, deliver, component_logger("redis"));
       runtime.set_broker(*redis, nullptr);
-      log->info("rooms through Redis at {} (channels {}room:<R>, {})", config.redis->describe(), config.channel_prefix,
-                config.redis_secret.empty() ? "unauthenticated" : "envelopes authenticated with the secret");
+      log->info("rooms through Redis at {} (channels {}room:<R>, {}, {})", config.redis->describe(),
+                config.channel_prefix,
+                config.redis_secret.empty() ? "unauthenticated" : "envelopes authenticated with the secret",
+                config.history_size == 0 ? "no history"
+                                         : fmt::format("history of {} messages per room for {} s", config.history_size,
+                                                       config.history_ttl.count()));
     } else {
       runtime.set_broker(hub, &hub);
     }

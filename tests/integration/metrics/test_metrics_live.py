@@ -173,12 +173,16 @@ class LiveMetricsTest(unittest.TestCase):
         cls.workers_with_members = sum(1 for p in cls.worker_admins if scrape(p)["framegate_worker_rooms"].value() > 0)
         cls.members[0].send_text('{"op":"publish","room":"metrics","data":1}')
         for m in cls.members:
-            assert m.recv_frame().payload == b'{"room":"metrics","data":1}'
+            assert m.recv_frame().payload == b'{"room":"metrics","data":1,"offset":1}'
         status, _ = http("POST", f"http://127.0.0.1:{cls.gateway_admin}/api/publish",
                          b'{"room":"metrics","data":2}', {"Authorization": f"Bearer {TOKEN}"})
         assert status == 200, status
         for m in cls.members:
-            assert m.recv_frame().payload == b'{"room":"metrics","data":2}'
+            assert m.recv_frame().payload == b'{"room":"metrics","data":2,"offset":2}'
+        # A member asks for its position: one history read.
+        cls.members[1].send_text('{"op":"join","room":"metrics","recover":true}')
+        answer = json.loads(cls.members[1].recv_frame().payload)
+        assert answer["joined"] == "metrics" and answer["offset"] == 2, answer
 
         bad = cls.client("/echo")
         bad.send_raw(build_frame(OP_TEXT, b"unmasked", mask=False))
@@ -246,13 +250,13 @@ class LiveMetricsTest(unittest.TestCase):
 
     def test_messages_are_counted_by_opcode_and_app(self):
         g = self.gateway_after
-        rooms_in = 3  # two joins, one publish
+        rooms_in = 4  # two joins, one publish, one join asking for its position
         text_echoes = TEXT_ECHOES + 2  # and the two of the deflate connection (DEFLATE_BIG, DEFLATE_SMALL)
         self.assertEqual(g["framegate_gateway_messages_received_total"].value(opcode="text"), text_echoes + rooms_in)
         self.assertEqual(g["framegate_gateway_messages_received_total"].value(opcode="binary"), BINARY_ECHOES)
         self.assertEqual(g["framegate_gateway_received_payload_bytes_total"].value(opcode="binary"), 300 * BINARY_ECHOES)
-        # Each of the two publishes reaches both members.
-        self.assertEqual(g["framegate_gateway_messages_sent_total"].value(opcode="text"), text_echoes + 4)
+        # Each of the two publishes reaches both members; one join is answered.
+        self.assertEqual(g["framegate_gateway_messages_sent_total"].value(opcode="text"), text_echoes + 4 + 1)
         self.assertEqual(g["framegate_gateway_messages_sent_total"].value(opcode="binary"), BINARY_ECHOES)
         self.assertEqual(g["framegate_gateway_message_size_bytes"].count(), text_echoes + rooms_in + BINARY_ECHOES)
         self.assertGreater(g["framegate_gateway_socket_read_bytes_total"].value(), 300 * BINARY_ECHOES)
@@ -305,6 +309,9 @@ class LiveMetricsTest(unittest.TestCase):
             self.assertEqual(w["framegate_worker_broker_dropped_total"].value(), 0)
             self.assertEqual(w["framegate_worker_broker_outbox"].value(), 0)
         self.assertEqual(sum(w["framegate_worker_rooms"].value() for w in self.workers_open), self.workers_with_members)
+        history = lambda outcome: sum(w["framegate_worker_history_requests_total"].value(outcome=outcome) for w in workers)
+        self.assertEqual(history("current"), 1)
+        self.assertEqual(history("recovered"), 0)
         for w in workers:
             self.assertGreater(w["framegate_process_resident_memory_bytes"].value(), 1 << 20)
             self.assertGreater(w["framegate_process_open_fds"].value(), 3)

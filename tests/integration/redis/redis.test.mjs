@@ -52,7 +52,9 @@ test('one publish reaches every member on every worker of both hosts exactly onc
 
     const data = '{"text":"hi \\u00e9", "n":[1, 2.50]}';
     members[0].send(`{"op":"publish","room":"R","data":${data}}`);
-    for (const m of members) assert.equal((await nextMessage(m)).data, `{"room":"R","data":${data}}`, m.worker);
+    // Redis numbers the room's messages: the same offset on every member.
+    for (const m of members)
+      assert.equal((await nextMessage(m)).data, `{"room":"R","data":${data},"offset":1}`, m.worker);
     await sleep(500);
     for (const m of members) assert.ok(await silentFor(m, 0), `duplicate delivery on ${m.worker}`);
     assert.ok(await silentFor(outsider, 0), 'a member of S received a message for R');
@@ -61,7 +63,8 @@ test('one publish reaches every member on every worker of both hosts exactly onc
     members[3].send(JSON.stringify({ op: 'leave', room: 'R' }));
     await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 3, 'one subscription fewer');
     members[1].send('{"op":"publish","room":"R","data":2}');
-    for (const m of members.slice(0, 3)) assert.equal((await nextMessage(m)).data, '{"room":"R","data":2}', m.worker);
+    for (const m of members.slice(0, 3))
+      assert.equal((await nextMessage(m)).data, '{"room":"R","data":2,"offset":2}', m.worker);
     await sleep(500);
     for (const m of members) assert.ok(await silentFor(m, 0), `unexpected delivery on ${m.worker}`);
     assert.ok(await silentFor(outsider, 0));
@@ -74,13 +77,22 @@ test('one publish reaches every member on every worker of both hosts exactly onc
   }
 });
 
-test('a Redis crash during a stream: local delivery goes on, no duplicates, drops counted', async () => {
-  const redis = await RedisServer.start();
+// Without history (--history-size 0) the publisher's own members keep
+// receiving during an outage (delivered locally); with history, every
+// member gets the numbered copy from Redis once it is back. Either way no
+// duplicates, order kept, and every miss is a counted drop.
+for (const history of [false, true])
+test(`a Redis crash during a stream (${history ? 'with history' : 'without history: local delivery goes on'}): ` +
+  'no duplicates, drops counted', async () => {
+  // With history, a Redis that keeps its data (as production's should):
+  // the numbering goes on across the restart (a Redis that loses it starts
+  // a new epoch, redis_history_test).
+  const redis = await RedisServer.start({ persistent: history });
   let hosts = [];
   let lines = [];
   try {
     // A small buffer, so that the outage overflows it and drops are counted.
-    hosts = await startHosts(redis, ['--redis-buffer', '20']);
+    hosts = await startHosts(redis, ['--redis-buffer', '20', '--history-size', history ? '1000' : '0']);
     const [g1, g2] = hosts;
     const g1Members = await placeMembers(g1, 2, 'g1');
     const publisher = g1Members[0];
@@ -91,7 +103,10 @@ test('a Redis crash during a stream: local delivery goes on, no duplicates, drop
     const all = [...local, ...remote];
     for (const m of all) {
       m.got = [];
-      m.on('message', (d) => m.got.push({ n: JSON.parse(d.toString()).data, at: Date.now() }));
+      m.on('message', (d) => {
+        const msg = JSON.parse(d.toString());
+        m.got.push({ n: msg.data, offset: msg.offset, at: Date.now() });
+      });
       joinRoom(m, 'R');
     }
     await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 4, 'subscriptions in Redis');
@@ -122,7 +137,7 @@ test('a Redis crash during a stream: local delivery goes on, no duplicates, drop
       const ns = m.got.map((g) => g.n);
       assert.equal(new Set(ns).size, ns.length, `${m.worker} received a number twice`);
     }
-    for (const m of local) {
+    for (const m of history ? [] : local) {
       assert.equal(m.got.length, total, `${m.worker}: a member on the publisher's worker missed publishes`);
       const during = m.got.filter((g) => g.at > killedAt + 100 && g.at < restartedAt).length;
       assert.ok(during >= (sentAtRestart - sentAtKill) / 2,
@@ -138,7 +153,13 @@ test('a Redis crash during a stream: local delivery goes on, no duplicates, drop
     const dropped = drops.reduce((a, b) => a + b, 0);
     const counted = counter('missed').reduce((a, b) => a + b, 0);
     assert.ok(dropped > 0, 'the outage was long enough to overflow a 20-publish buffer');
-    for (const m of remote) {
+    for (const m of all) {
+      // Numbered exactly when history is on, and in order.
+      const offsets = m.got.map((g) => g.offset);
+      if (history) assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b), `${m.worker}: offsets out of order`);
+      else assert.ok(offsets.every((o) => o === undefined), `${m.worker}: an offset without history`);
+    }
+    for (const m of history ? all : remote) {
       // Every publish dropped from the buffer is missed by every remote member, and
       // nothing else is missed without a count: the flush after the outage waits
       // until the subscribers from before it are back (PUBSUB NUMSUB), and what a
@@ -154,7 +175,7 @@ test('a Redis crash during a stream: local delivery goes on, no duplicates, drop
     for (const m of all) m.close();
   } finally {
     if (hosts.length) lines = await stopHosts(hosts);
-    await redis.kill();
+    await redis.dispose();
     if (process.env.FRAMEGATE_TEST_VERBOSE) console.error(lines.join('\n'));
   }
 });
@@ -200,7 +221,8 @@ test('junk published into a room is dropped and counted: nobody is closed, the r
     assert.equal(publishRaw(redis, ch, Buffer.from('{"room":"R","data":"foreign"}')), '2'); // foreign: dropped by default
 
     members[0].send('{"op":"publish","room":"R","data":1}');
-    for (const m of members) assert.equal((await nextMessage(m)).data, '{"room":"R","data":1}', m.worker);
+    // Raw PUBLISHes take no offset: only what the cluster publishes is numbered.
+    for (const m of members) assert.equal((await nextMessage(m)).data, '{"room":"R","data":1,"offset":1}', m.worker);
     echo.send('still here');
     assert.equal((await nextMessage(echo)).data, 'still here');
     await sleep(300);
@@ -256,7 +278,8 @@ test('a forged envelope header does not silence the worker whose origin it names
     for (const m of members) joinRoom(m, 'R');
     await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 3, 'subscriptions in Redis');
     members[0].send('{"op":"publish","room":"R","data":1}');
-    for (const m of members) assert.equal((await nextMessage(m)).data, '{"room":"R","data":1}', m.worker);
+    // Raw PUBLISHes take no offset: only what the cluster publishes is numbered.
+    for (const m of members) assert.equal((await nextMessage(m)).data, '{"room":"R","data":1,"offset":1}', m.worker);
     const origin = await watch.origin;
 
     const forged = `{"room":"R","data":"forged"}`;
@@ -265,7 +288,8 @@ test('a forged envelope header does not silence the worker whose origin it names
     for (const n of [2, 3, 4]) {
       members[0].send(`{"op":"publish","room":"R","data":${n}}`);
       for (const m of members)
-        assert.equal((await nextMessageExcept(m, forged)).data, `{"room":"R","data":${n}}`, `${m.worker}: publish ${n}`);
+        assert.equal((await nextMessageExcept(m, forged)).data, `{"room":"R","data":${n},"offset":${n}}`,
+          `${m.worker}: publish ${n}`);
     }
     for (const m of members) m.close();
   } finally {
@@ -297,7 +321,8 @@ test('with --redis-secret-file only the cluster can put messages into a room', a
     publishRaw(redis, 'framegate:room:R', Buffer.from(injected));
     for (const n of [1, 2]) {
       members[n - 1].send(`{"op":"publish","room":"R","data":${n}}`);
-      for (const m of members) assert.equal((await nextMessage(m)).data, `{"room":"R","data":${n}}`, m.worker);
+      for (const m of members)
+        assert.equal((await nextMessage(m)).data, `{"room":"R","data":${n},"offset":${n}}`, m.worker);
     }
     await sleep(200);
     for (const m of members) assert.ok(await silentFor(m, 0), `injected message delivered on ${m.worker}`);

@@ -1,7 +1,12 @@
 // A throwaway redis-server for the cluster tests: 127.0.0.1 on a free port,
-// no persistence, stopped (or crashed) by PID, restartable on the same port.
+// stopped (or crashed) by PID, restartable on the same port. No persistence
+// unless asked: `persistent` keeps every write in an append-only file
+// (fsync always) in a temporary directory, so even a SIGKILL loses nothing.
 import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -14,9 +19,10 @@ async function freePort() {
 }
 
 export class RedisServer {
-  static async start() {
+  static async start({ persistent = false } = {}) {
     const r = new RedisServer();
     r.port = await freePort();
+    if (persistent) r.dir = mkdtempSync(join(tmpdir(), 'fg-redis-'));
     await r.restart();
     return r;
   }
@@ -25,8 +31,10 @@ export class RedisServer {
 
   // Starts redis-server on this.port and waits until it answers PING.
   async restart(timeoutMs = 5000) {
+    const storage = this.dir ? ['--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always']
+      : ['--appendonly', 'no'];
     this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '',
-      '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+      ...storage, '--loglevel', 'warning'], { stdio: 'ignore' });
     this.exited = new Promise((resolve) => this.proc.on('exit', resolve));
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
@@ -53,6 +61,12 @@ export class RedisServer {
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
     this.proc.kill(signal);
     await this.exited;
+  }
+
+  // Stops it for good and removes its files.
+  async dispose() {
+    await this.kill();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

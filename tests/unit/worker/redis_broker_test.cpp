@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/logging.hpp"
-#include "tests/unit/worker/redis_server.hpp"
+#include "tests/unit/worker/redis_broker_fixture.hpp"
 #include "worker/broker/envelope_mac.hpp"
 #include "worker/broker/inbound_check.hpp"
 #include "worker/broker/redis_envelope.hpp"
@@ -24,78 +24,14 @@ namespace {
 
 using namespace fg::worker;
 using namespace std::chrono_literals;
+using fg::test::fast_reconnects;
+using fg::test::worker_under_test;
 
-// Fast reconnects keep the tests short; the rules are the same.
-redis_broker_options fast_reconnects() {
-  redis_broker_options o;
-  o.connection.backoff_min = 20ms;
-  o.connection.backoff_max = 200ms;
-  return o;
-}
-
-struct worker_under_test {
-  std::vector<std::string> got;  // "room payload"
-  std::unique_ptr<redis_broker> broker;
-};
-
-class RedisBroker : public ::testing::Test {
+// These pin the broker without history (--history-size 0): outages
+// deliver locally. redis_history_test.cpp covers the numbered mode.
+class RedisBroker : public fg::test::RedisBrokerFixture {
  protected:
-  void SetUp() override {
-    if (!fg::test::redis_server::installed()) GTEST_SKIP() << "redis-server is not installed";
-    ASSERT_TRUE(server_.start());
-  }
-  void TearDown() override {
-    for (auto& w : workers_) w->broker->stop();
-  }
-
-  worker_under_test& add_worker(std::size_t buffer = 10000,
-                                const std::function<void(redis_broker_options&)>& tweak = {}) {
-    auto w = std::make_unique<worker_under_test>();
-    redis_broker_options o = fast_reconnects();
-    o.buffer = buffer;
-    if (tweak) tweak(o);
-    auto* raw = w.get();
-    w->broker = std::make_unique<redis_broker>(
-        io_, parse_redis_url(server_.url()), o,
-        [raw](std::string_view room, std::string_view payload) {
-          raw->got.push_back(std::string(room) + " " + std::string(payload));
-        },
-        fg::component_logger("redis-test"));
-    w->broker->start();
-    workers_.push_back(std::move(w));
-    return *workers_.back();
-  }
-
-  // Runs the loop until `done` or the deadline; false on timeout.
-  bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      io_.restart();
-      io_.run_for(5ms);
-    }
-    return true;
-  }
-  void run_for(std::chrono::milliseconds d) {
-    run_until([] { return false; }, d);
-  }
-
-  // Subscribes `a` and `b` to `room` and runs until Redis confirmed both
-  // and `a` can publish; false on timeout.
-  bool subscribe_both(worker_under_test& a, worker_under_test& b, const std::string& room) {
-    a.broker->subscribe(room);
-    b.broker->subscribe(room);
-    return run_until([&] { return a.broker->flowing() && a.broker->confirmed(room) && b.broker->confirmed(room); });
-  }
-
-  std::string numsub(const std::string& channel) {
-    const std::string r = server_.command({"PUBSUB", "NUMSUB", channel});
-    return r.substr(r.rfind(' ') + 1);
-  }
-
-  fg::test::redis_server server_;
-  boost::asio::io_context io_;
-  std::vector<std::unique_ptr<worker_under_test>> workers_;
+  RedisBroker() { history_size_ = 0; }
 };
 
 TEST_F(RedisBroker, APublishReachesEveryWorkerOncePublisherIncluded) {
@@ -399,15 +335,16 @@ TEST_F(RedisBroker, WithASecretOnlyClusterMembersCanInject) {
 TEST_F(RedisBroker, AuthAndSelectWhenConfigured) {
   server_.kill();
   ASSERT_TRUE(server_.start({"--requirepass", "pw"}));
-  const redis_broker_options o = fast_reconnects();
+  redis_broker_options o = fast_reconnects();
+  o.history_size = 0;
   std::vector<std::string> got;
   auto ep = parse_redis_url("redis://:pw@127.0.0.1:" + std::to_string(server_.port()) + "/2");
   redis_broker good(
-      io_, ep, o, [&](std::string_view, std::string_view p) { got.emplace_back(p); },
+      io_, ep, o, [&](std::string_view, std::string_view p, room_position) { got.emplace_back(p); },
       fg::component_logger("redis-test"));
   ep.password = "wrong";
   redis_broker bad(
-      io_, ep, o, [](std::string_view, std::string_view) {}, fg::component_logger("redis-test"));
+      io_, ep, o, [](std::string_view, std::string_view, room_position) {}, fg::component_logger("redis-test"));
   good.start();
   bad.start();
   good.subscribe("R");

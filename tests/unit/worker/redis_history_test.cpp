@@ -1,0 +1,193 @@
+// Room history against a real redis-server: Redis numbers each room's
+// messages, keeps the last --history-size, and broker::history answers a
+// client's position with exactly the messages after it, or says why not.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/unit/worker/redis_broker_fixture.hpp"
+#include "worker/broker/envelope_mac.hpp"
+#include "worker/broker/history_scripts.hpp"
+#include "worker/broker/redis_envelope.hpp"
+
+namespace {
+
+using namespace fg::worker;
+using namespace std::chrono_literals;
+using fg::test::worker_under_test;
+using outcome = room_history::outcome;
+
+class RedisHistory : public fg::test::RedisBrokerFixture {
+ protected:
+  // broker::history of `w`, run to its answer.
+  std::optional<room_history> ask(worker_under_test& w, const std::string& room,
+                                  std::optional<history_since> since = std::nullopt) {
+    std::optional<room_history> got;
+    w.broker->history(room, since, [&](room_history h) { got = std::move(h); });
+    if (!run_until([&] { return got.has_value(); })) return std::nullopt;
+    return got;
+  }
+  // Two workers subscribed to R; `a` published 1..n and `b` got them all.
+  struct pair {
+    worker_under_test& a;
+    worker_under_test& b;
+  };
+  std::optional<pair> room_with(int n) {
+    auto& a = add_worker();
+    auto& b = add_worker();
+    if (!subscribe_both(a, b, "R") || !publish_numbers(a, b, n)) return std::nullopt;
+    return pair{a, b};
+  }
+  // Publishes 1..n from `a` and runs until `b` has them all.
+  bool publish_numbers(worker_under_test& a, worker_under_test& b, int n) {
+    const std::size_t before = b.got.size();
+    for (int i = 1; i <= n; ++i) a.broker->publish("R", std::to_string(i));
+    return run_until([&] { return b.got.size() == before + static_cast<std::size_t>(n); });
+  }
+};
+
+TEST_F(RedisHistory, DeliveriesAreNumberedInOrderForEveryWorker) {
+  const auto w = room_with(5);
+  ASSERT_TRUE(w);
+  auto& [a, b] = *w;
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 5; }));
+  const std::vector<std::uint64_t> want{1, 2, 3, 4, 5};
+  EXPECT_EQ(a.offsets, want) << "the publisher's own members get the numbered copy from Redis";
+  EXPECT_EQ(b.offsets, want);
+  EXPECT_EQ(b.got.front(), "R 1") << "the offset line never reaches the payload";
+  EXPECT_EQ(a.broker->stats().delivered_locally, 0u);
+}
+
+TEST_F(RedisHistory, ThePositionAndEverythingAfterIt) {
+  const auto w = room_with(5);
+  ASSERT_TRUE(w);
+  auto& [a, b] = *w;
+
+  const auto now = ask(b, "R");
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->result, outcome::current);
+  EXPECT_EQ(now->top, 5u);
+  EXPECT_EQ(now->epoch.size(), 16u);
+
+  const auto rec = ask(b, "R", history_since{now->epoch, 2});
+  ASSERT_TRUE(rec);
+  ASSERT_EQ(rec->result, outcome::recovered);
+  ASSERT_EQ(rec->entries.size(), 3u);
+  EXPECT_EQ(rec->entries[0].offset, 3u);
+  EXPECT_EQ(rec->entries[0].payload, "3");
+  EXPECT_EQ(rec->entries[2].payload, "5");
+
+  EXPECT_EQ(ask(b, "R", history_since{now->epoch, 5})->result, outcome::recovered);
+  EXPECT_EQ(ask(b, "R", history_since{now->epoch, 6})->result, outcome::ahead);
+  EXPECT_EQ(ask(b, "R", history_since{"0123456789abcdef", 2})->result, outcome::epoch_changed);
+  EXPECT_EQ(b.broker->stats().history[static_cast<std::size_t>(outcome::recovered)], 2u);
+}
+
+TEST_F(RedisHistory, OnlyTheLastHistorySizeMessagesAreKept) {
+  history_size_ = 3;
+  const auto w = room_with(6);
+  ASSERT_TRUE(w);
+  auto& [a, b] = *w;
+  const auto now = ask(b, "R");
+  ASSERT_TRUE(now);
+  EXPECT_EQ(ask(b, "R", history_since{now->epoch, 3})->result, outcome::recovered);
+  EXPECT_EQ(ask(b, "R", history_since{now->epoch, 2})->result, outcome::trimmed);
+  EXPECT_EQ(server_.command({"XLEN", history_stream_key("framegate:room:R")}), "3");
+}
+
+TEST_F(RedisHistory, ALostHistoryIsANewEpoch) {
+  const auto w = room_with(2);
+  ASSERT_TRUE(w);
+  auto& [a, b] = *w;
+  const auto before = ask(b, "R");
+  ASSERT_TRUE(before);
+
+  server_.kill();  // started with --save "": everything is gone
+  ASSERT_TRUE(server_.start());
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && b.broker->confirmed("R"); }, 10000ms));
+  ASSERT_TRUE(publish_numbers(a, b, 1));
+  EXPECT_EQ(b.offsets.back(), 1u) << "numbering starts over";
+  const auto after = ask(b, "R", history_since{before->epoch, 2});
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->result, outcome::epoch_changed);
+  EXPECT_NE(after->epoch, before->epoch);
+  EXPECT_EQ(after->top, 1u);
+}
+
+TEST_F(RedisHistory, AHistoryWithoutASubscriptionOrRedisIsUnavailable) {
+  auto& a = add_worker();
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing(); }));
+  const auto h = ask(a, "R");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->result, outcome::unavailable);
+  EXPECT_NE(h->error.find("subscribe"), std::string::npos);
+
+  a.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return a.broker->confirmed("R"); }));
+  server_.kill();
+  ASSERT_TRUE(run_until([&] { return !a.broker->flowing(); }));
+  EXPECT_EQ(ask(a, "R")->result, outcome::unavailable);
+}
+
+TEST_F(RedisHistory, AReadWaitsForTheSubscriptionSoNoLiveMessageFallsBetween) {
+  auto& a = add_worker();
+  auto& b = add_worker();
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  ASSERT_TRUE(publish_numbers(a, b, 3));
+  auto& c = add_worker();
+  ASSERT_TRUE(run_until([&] { return c.broker->flowing(); }));
+  // Subscribe and ask in one turn, then publish while the answer is on its way.
+  c.broker->subscribe("R");
+  std::optional<room_history> h;
+  c.broker->history("R", std::nullopt, [&](room_history r) {
+    h = std::move(r);
+    EXPECT_TRUE(c.broker->confirmed("R")) << "answered before the subscription was in place";
+  });
+  for (int i = 4; i <= 6; ++i) a.broker->publish("R", std::to_string(i));
+  ASSERT_TRUE(run_until([&] { return h.has_value() && b.got.size() == 6; }));
+  run_for(100ms);
+  // Whatever the top turned out to be, every message above it came live.
+  std::vector<std::uint64_t> above;
+  for (const auto n : c.offsets)
+    if (n > h->top) above.push_back(n);
+  std::vector<std::uint64_t> want;
+  for (std::uint64_t n = h->top + 1; n <= 6; ++n) want.push_back(n);
+  EXPECT_EQ(above, want);
+}
+
+TEST_F(RedisHistory, ACopySentAgainIsPublishedOnce) {
+  // What a publish connection that dies between write and reply does: the
+  // same (origin, seq) reaches the script twice.
+  const std::string channel = "framegate:room:R", meta = history_meta_key(channel),
+                    stream = history_stream_key(channel);
+  const std::string env = encode_redis_envelope(7, 1, "x");
+  const auto eval = [&] {
+    return server_.command({"EVAL", std::string(history_publish_script().body), "2", meta, stream, channel, env,
+                            "0000000000000007", "1", "10", "60", "e"});
+  };
+  EXPECT_EQ(eval(), "0");
+  EXPECT_EQ(eval(), "-1");
+  EXPECT_EQ(server_.command({"XLEN", stream}), "1");
+  EXPECT_EQ(server_.command({"HGET", meta, "!top"}), "1");
+}
+
+TEST_F(RedisHistory, AForgedEntryIsLeftOutAndShowsAsAGap) {
+  auto& a = add_worker(10000, [](redis_broker_options& o) { o.secret = "s3cret"; });
+  auto& b = add_worker(10000, [](redis_broker_options& o) { o.secret = "s3cret"; });
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  ASSERT_TRUE(publish_numbers(a, b, 2));
+  const std::string stream = history_stream_key("framegate:room:R");
+  // Someone with Redis access appends a third message without the secret.
+  EXPECT_EQ(server_.command({"XADD", stream, "3-0", "m", encode_redis_envelope(9, 1, "forged")}), "3-0");
+  server_.command({"HSET", fg::worker::history_meta_key("framegate:room:R"), "!top", "3"});
+  const auto now = ask(b, "R");
+  ASSERT_TRUE(now);
+  const auto h = ask(b, "R", history_since{now->epoch, 0});
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->result, outcome::trimmed);
+  EXPECT_EQ(b.broker->stats().rejected[static_cast<std::size_t>(inbound_reject::bad_mac)], 1u);
+}
+
+}  // namespace
