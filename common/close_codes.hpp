@@ -20,6 +20,9 @@ constexpr std::uint16_t mandatory_extension = 1010;
 constexpr std::uint16_t internal_error = 1011;
 constexpr std::uint16_t try_again_later = 1013;  // IANA registry: try again later (no worker can serve it now)
 
+// framegate's own, in the private range (RFC 6455 §7.4.2: 4000-4999).
+constexpr std::uint16_t token_expired = 4001;  // the handshake token's exp (plus --jwt-leeway) passed
+
 // The link carries a code in a uint32 field; one that does not fit the
 // 16 bits of a close frame cannot be a close code, and reads as abnormal.
 constexpr std::uint16_t from_link(std::uint32_t code) noexcept {

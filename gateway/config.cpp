@@ -44,10 +44,11 @@ std::string duration_problem(double seconds) {
 }
 
 namespace {
-// CLI11 check of a duration option, with the line duration_problem() gives.
-CLI::Validator duration_seconds() {
+// CLI11 check of a duration option, with the line duration_problem() gives;
+// `allow_zero` for a tolerance (--jwt-leeway) where none is meaningful.
+CLI::Validator duration_seconds(bool allow_zero = false) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [allow_zero](std::string& text) -> std::string {
         double seconds = 0;
         try {
           std::size_t used = 0;
@@ -56,10 +57,11 @@ CLI::Validator duration_seconds() {
         } catch (const std::exception&) {
           return "'" + text + "' is not a number of seconds";
         }
+        if (allow_zero && seconds == 0) return {};
         const std::string problem = duration_problem(seconds);
         return problem.empty() ? problem : text + " " + problem;
       },
-      "SECONDS");
+      allow_zero ? "SECONDS (0 allowed)" : "SECONDS");
 }
 }  // namespace
 
@@ -206,7 +208,8 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_LINK_DIR")
       ->capture_default_str();
   app.add_option("--sticky-key", cfg.sticky_key,
-                 "What a connection's worker is chosen by: conn, ip, header:NAME, query:NAME or cookie:NAME")
+                 "What a connection's worker is chosen by: conn, ip, user (the token's sub), header:NAME, "
+                 "query:NAME or cookie:NAME")
       ->envname("FRAMEGATE_STICKY_KEY")
       ->capture_default_str();
   app.add_option("--forward-headers", forward_headers,
@@ -250,6 +253,33 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       app.add_option("--api-token-file", api_token_file,
                      "File holding the bearer token of POST /api/publish (one trailing newline ignored)")
           ->envname("FRAMEGATE_API_TOKEN_FILE");
+  auto& jwt = cfg.jwt_sources;
+  app.add_option("--jwt-secret-file", jwt.secret_file,
+                 "File holding the HMAC secret (32 bytes or more) that HS256/HS384/HS512 tokens are verified with; "
+                 "reloaded on SIGHUP")
+      ->envname("FRAMEGATE_JWT_SECRET_FILE");
+  app.add_option("--jwt-public-key-file", jwt.public_key_file,
+                 "PEM public key (RSA 2048+ for RS256, EC P-256 for ES256, Ed25519 for EdDSA) tokens are verified "
+                 "with; reloaded on SIGHUP")
+      ->envname("FRAMEGATE_JWT_PUBLIC_KEY_FILE");
+  app.add_option("--jwt-jwks-file", jwt.jwks_file,
+                 "JWKS file (RSA, EC P-256, OKP Ed25519 keys, chosen by the token's kid) tokens are verified with; "
+                 "reloaded on SIGHUP")
+      ->envname("FRAMEGATE_JWT_JWKS_FILE");
+  app.add_option("--jwt-issuer", cfg.jwt.issuer, "Tokens must carry this iss (unset: not checked)")
+      ->envname("FRAMEGATE_JWT_ISSUER");
+  app.add_option("--jwt-audience", cfg.jwt.audience,
+                 "Tokens must carry this aud, alone or in a list (unset: not checked)")
+      ->envname("FRAMEGATE_JWT_AUDIENCE");
+  double jwt_leeway = static_cast<double>(cfg.jwt.leeway_s);
+  app.add_option("--jwt-leeway", jwt_leeway,
+                 "Seconds of clock skew allowed on a token's exp and nbf (whole seconds; also delays the 4001 close)")
+      ->envname("FRAMEGATE_JWT_LEEWAY")
+      ->capture_default_str()
+      ->check(duration_seconds(true));
+  app.add_flag("--allow-anonymous", cfg.allow_anonymous,
+               "With a --jwt-* key: let requests without a token in, with no user (a bad token is still refused)")
+      ->envname("FRAMEGATE_ALLOW_ANONYMOUS");
   app.add_option("--static-dir", cfg.static_dir,
                  "Answer plain HTTP GET/HEAD (no Upgrade) on the client listener with files of this directory "
                  "(unset: 426)")
@@ -270,7 +300,17 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     cfg.listen = parse_host_port(listen);
     cfg.admin = parse_optional_host_port(admin, "--admin");
     cfg.admin_explicit = admin_opt->count() > 0;
-    (void)parse_sticky_key_spec(cfg.sticky_key);
+    const auto sticky = parse_sticky_key_spec(cfg.sticky_key);
+    if (sticky.from == sticky_key_spec::source::user && !cfg.jwt_sources.any())
+      throw std::invalid_argument(
+          "--sticky-key user needs a token key: --jwt-secret-file, --jwt-public-key-file or "
+          "--jwt-jwks-file");
+    if (cfg.allow_anonymous && !cfg.jwt_sources.any())
+      throw std::invalid_argument(
+          "--allow-anonymous needs a token key: --jwt-secret-file, --jwt-public-key-file or "
+          "--jwt-jwks-file");
+    if (cfg.jwt_sources.any()) cfg.jwt_keys = auth::load_keys(cfg.jwt_sources);
+    cfg.jwt.leeway_s = static_cast<std::int64_t>(jwt_leeway);
     // A silence is only a sign of a hang if pings ask for an answer more often.
     if (link_timeout > 0 && (link_ping <= 0 || link_ping >= link_timeout))
       throw std::invalid_argument("--link-timeout (" + std::to_string(link_timeout) +

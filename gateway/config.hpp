@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "common/endpoint.hpp"
 #include "common/link/link_dir_trust.hpp"
 #include "common/logging.hpp"
+#include "gateway/auth/key_set.hpp"
+#include "gateway/auth/verifier.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/ws/message_reader.hpp"
 
@@ -51,7 +54,7 @@ struct gateway_config {
   // Worker mode: where the per-thread link sockets live, how connections
   // are pinned to workers, and what the workers are told about them.
   std::string link_dir = link::default_link_dir();  // $XDG_RUNTIME_DIR/framegate, else /tmp/framegate-<uid>
-  std::string sticky_key = "conn";                  // conn | ip | header:NAME | query:NAME | cookie:NAME
+  std::string sticky_key = "conn";                  // conn | ip | user | header:NAME | query:NAME | cookie:NAME
   std::vector<std::string> forward_headers;         // lower-case; origin and cookie always go
   std::uint32_t credit_window = 1024;               // unacknowledged messages per link
   std::size_t credit_bytes = 8 * 1024 * 1024;       // unacknowledged bytes per link
@@ -64,6 +67,15 @@ struct gateway_config {
   std::optional<host_port> admin = host_port{"127.0.0.1", 9090};  // nullopt: "off"
   bool admin_explicit = false;
   std::string api_token;  // empty: POST /api/publish answers 403
+
+  // JWT at the handshake (docs/AUTH.md). Without a key source, tokens are
+  // ignored and every handshake is anonymous, as before.
+  auth::key_sources jwt_sources;
+  auth::verifier_options jwt{};
+  bool allow_anonymous = false;  // with a key: a request without a token is let in, with no user
+  // Loaded from jwt_sources at start-up (then replaced on SIGHUP by the
+  // server); null when no key source is configured.
+  std::shared_ptr<const auth::key_set> jwt_keys;
 
   // Plain HTTP GET/HEAD (no Upgrade) on the client listener is answered from
   // this directory (the browser demo); empty: such requests get 426.

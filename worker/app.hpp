@@ -49,6 +49,16 @@ struct connection_info {
   std::string remote_address;
   std::string sticky_key;
   bool resumed = false;  // moved here from a failed worker, with the state below
+  // Who the client is, when the gateway verifies tokens (--jwt-*): the
+  // token's `sub`. Empty for an anonymous connection (no key configured,
+  // or --allow-anonymous and no token).
+  std::string user;
+  // The token's `rooms` claim. rooms_restricted false: no claim, every
+  // room is allowed (rooms_allowed is empty). true: only rooms matching
+  // one of rooms_allowed (an exact name, or a prefix ending in '*'); an
+  // empty list then allows none.
+  bool rooms_restricted = false;
+  std::vector<std::string> rooms_allowed;
 };
 
 // The state the gateway keeps for a connection so that another worker can

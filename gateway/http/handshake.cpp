@@ -169,17 +169,26 @@ std::string accept_response(const handshake_verdict& v) {
   return out;
 }
 
-std::string refusal_response(unsigned status, std::string_view reason, std::uint64_t retry_after_s) {
+std::string refusal_response(unsigned status, std::string_view reason, std::uint64_t retry_after_s,
+                             std::string_view extra_headers) {
   const auto text = beast::http::obsolete_reason(beast::http::int_to_status(status));
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(text.data(), text.size()) + "\r\n";
   if (status == 426) out += "Sec-WebSocket-Version: 13\r\nUpgrade: websocket\r\n";
   if (status == 405) out += "Allow: GET\r\n";
   if (retry_after_s != 0) out += "Retry-After: " + std::to_string(retry_after_s) + "\r\n";
+  out += extra_headers;
   out += "Content-Type: text/plain\r\nConnection: close\r\nContent-Length: " + std::to_string(reason.size() + 1) +
          "\r\n\r\n";
   out += reason;
   out += "\n";
   return out;
+}
+
+std::string bearer_challenge(std::string_view reason, bool token_presented) {
+  std::string out = "WWW-Authenticate: Bearer realm=\"framegate\"";
+  // The reasons are fixed texts without quotes or backslashes (RFC 9110 §5.6.4 quoted-string).
+  if (token_presented) out += ", error=\"invalid_token\", error_description=\"" + std::string(reason) + "\"";
+  return out + "\r\n";
 }
 
 }  // namespace fg::http

@@ -45,7 +45,13 @@ std::string accept_response(const handshake_verdict& v);
 // A refusal: status line, Content-Type text/plain, Connection: close, the
 // headers a status requires (426: Sec-WebSocket-Version / Upgrade;
 // 405: Allow), Retry-After when `retry_after_s` is not 0 (RFC 9110
-// §10.2.3, with 429 or 503) and a one-line body.
-std::string refusal_response(unsigned status, std::string_view reason, std::uint64_t retry_after_s = 0);
+// §10.2.3, with 429 or 503), `extra_headers` (whole "Name: value\r\n"
+// lines) and a one-line body.
+std::string refusal_response(unsigned status, std::string_view reason, std::uint64_t retry_after_s = 0,
+                             std::string_view extra_headers = {});
+
+// The challenge of a 401 (RFC 6750 §3): a request that presented a token
+// gets error="invalid_token" with the reason; one without gets none.
+std::string bearer_challenge(std::string_view reason, bool token_presented);
 
 }  // namespace fg::http

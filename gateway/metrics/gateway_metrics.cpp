@@ -13,12 +13,13 @@ using metrics::metric_kind;
 constexpr double ns = 1e-9;
 constexpr const char* opcode_label[2] = {"text", "binary"};
 
-// A counter family with one sample per reason (an enum's names, in order).
+// A counter family with one sample per reason (an enum's names, in order), labelled `label`.
 template <std::size_t N>
 void counter_by_reason(metrics::exposition& out, std::string name, std::string help,
-                       const std::array<const char*, N>& reasons, const std::array<std::uint64_t, N>& values) {
+                       const std::array<const char*, N>& reasons, const std::array<std::uint64_t, N>& values,
+                       const char* label = "reason") {
   auto f = out.family(std::move(name), std::move(help), metric_kind::counter);
-  for (std::size_t i = 0; i < N; ++i) f.add(static_cast<double>(values[i]), {{"reason", reasons[i]}});
+  for (std::size_t i = 0; i < N; ++i) f.add(static_cast<double>(values[i]), {{label, reasons[i]}});
 }
 
 void by_opcode(metrics::exposition& out, std::string name, std::string help, const std::array<std::uint64_t, 2>& v) {
@@ -98,6 +99,20 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
   counter_by_reason(out, "framegate_gateway_held_close_timeouts_total",
                     "Held closes released by --close-timeout before the worker acknowledged.", held_reasons,
                     c.held_close_timeouts);
+}
+
+void write_auth(metrics::exposition& out, const thread_counters& c) {
+  auto refused =
+      out.family("framegate_gateway_auth_refusals_total",
+                 "Handshakes refused with 401 by token verification (--jwt-*), by reason.", metric_kind::counter);
+  for (const auto e : auth::auth_refusals)
+    refused.add(static_cast<double>(c.auth_refusals[auth::refusal_index(e)]), {{"reason", std::string(to_string(e))}});
+  out.counter("framegate_gateway_auth_expired_closes_total",
+              "Open connections closed with 4001 because their token's exp (plus --jwt-leeway) passed.",
+              static_cast<double>(c.auth_expired_closes));
+  counter_by_reason(out, "framegate_gateway_auth_key_reloads_total",
+                    "Reloads of the --jwt-* keys on SIGHUP, by result (failed: the previous keys stay in use).",
+                    key_reload_results, c.auth_key_reloads, "result");
 }
 
 void write_deflate(metrics::exposition& out, const thread_counters& c) {
@@ -205,6 +220,7 @@ std::string render_gateway_metrics(std::span<const thread_snapshot> threads, con
   write_traffic(out, c);
   write_errors(out, c, send_queue_bytes);
   write_deflate(out, c);
+  write_auth(out, c);
   if (routing) write_workers(out, threads, r);
   auto api = out.family("framegate_gateway_api_publishes_total", "POST /api/publish requests, by HTTP status.",
                         metric_kind::counter);

@@ -37,6 +37,9 @@ void thread_counters::add(const thread_counters& o) {
   handshakes_rate_limited += o.handshakes_rate_limited;
   refused_per_ip += o.refused_per_ip;
   add_all(rate_limited, o.rate_limited);
+  add_all(auth_refusals, o.auth_refusals);
+  auth_expired_closes += o.auth_expired_closes;
+  add_all(auth_key_reloads, o.auth_key_reloads);
   pings_sent += o.pings_sent;
   pong_timeouts += o.pong_timeouts;
   add_all(held_closes, o.held_closes);

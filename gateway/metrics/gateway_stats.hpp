@@ -15,6 +15,7 @@
 
 #include "common/metrics/buckets.hpp"
 #include "common/metrics/histogram.hpp"
+#include "gateway/auth/auth_error.hpp"
 #include "gateway/ws/protocol.hpp"
 
 namespace fg::gateway {
@@ -34,7 +35,7 @@ std::string label(std::size_t group);
 
 // The HTTP statuses a handshake can be refused with.
 namespace refusal_status {
-inline constexpr std::array<unsigned, 10> all{400, 403, 404, 405, 408, 426, 429, 431, 503, 0};  // 0: any other
+inline constexpr std::array<unsigned, 11> all{400, 401, 403, 404, 405, 408, 426, 429, 431, 503, 0};  // 0: any other
 constexpr std::size_t of(unsigned status) noexcept {
   for (std::size_t i = 0; i + 1 < all.size(); ++i)
     if (all[i] == status) return i;
@@ -50,6 +51,10 @@ constexpr std::size_t held_reason(bool by_client) noexcept { return by_client ? 
 // and what was done, as one index: what * 2 + (dropped ? 1 : 0).
 inline constexpr std::array<const char*, 2> rate_limit_what{"message", "bytes"};
 inline constexpr std::array<const char*, 2> rate_limit_action{"closed", "dropped"};
+
+// What a SIGHUP reload of the --jwt-* keys did: the new keys are in use,
+// or they could not be loaded and the old ones stay.
+inline constexpr std::array<const char*, 2> key_reload_results{"ok", "failed"};
 
 // Text and binary, the two data opcodes, as array indices.
 constexpr std::size_t data_index(ws::opcode op) noexcept { return op == ws::opcode::binary ? 1 : 0; }
@@ -88,6 +93,12 @@ struct thread_counters {
   std::uint64_t deflate_bytes_out_uncompressed = 0;  // payload bytes of the messages compressed
   std::uint64_t deflate_bytes_out_compressed = 0;    // ... and on the wire
   std::uint64_t deflate_skipped = 0;  // to deflate connections uncompressed: below the threshold, or incompressible
+  // JWT at the handshake (--jwt-*): 401s by auth_error (index in auth::auth_refusals),
+  // open connections closed with 4001 when their token's exp passed, and
+  // SIGHUP key reloads (thread 0 counts those), by key_reload_results.
+  std::array<std::uint64_t, auth::auth_refusals.size()> auth_refusals{};
+  std::uint64_t auth_expired_closes = 0;
+  std::array<std::uint64_t, 2> auth_key_reloads{};
   metrics::histogram message_size{metrics::buckets::size_bytes};
   metrics::histogram frames_per_read{metrics::buckets::count};
 

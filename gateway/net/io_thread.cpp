@@ -15,7 +15,8 @@ io_thread::io_thread(gateway_shared& shared, unsigned index)
       index_(index),
       tick_(io_.get_executor()),
       epoch_(shared.epoch),
-      compressor_(shared.config.deflate(), counters_) {
+      compressor_(shared.config.deflate(), counters_),
+      jwt_keys_(shared.config.jwt_keys) {
   // Tick often enough to honour the shortest configured timeout to within
   // a quarter of it, but no more than 100 times a second.
   const auto& c = shared.config;
@@ -51,6 +52,13 @@ void io_thread::join() {
 
 void io_thread::request_shutdown() {
   asio::post(io_, [this] { begin_shutdown(); });
+}
+
+void io_thread::keys_reloaded(std::shared_ptr<const auth::key_set> keys) {
+  asio::post(io_, [this, keys = std::move(keys)]() mutable {
+    if (index_ == 0) ++counters_.auth_key_reloads[keys ? 0 : 1];
+    if (keys) jwt_keys_ = std::move(keys);
+  });
 }
 
 std::uint64_t io_thread::now_ms() const noexcept {

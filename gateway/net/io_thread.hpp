@@ -85,6 +85,14 @@ class io_thread {
   // A session whose output was deferred this turn (see session::defer).
   void flush_at_end_of_turn(std::shared_ptr<session> s) { deferred_.push_back(std::move(s)); }
 
+  // The keys this thread verifies handshake tokens with; null when no
+  // --jwt-* key is configured (tokens are then ignored).
+  [[nodiscard]] const auth::key_set* jwt_keys() const noexcept { return jwt_keys_.get(); }
+  // From any thread, after a SIGHUP reload: `keys` replaces the thread's
+  // keys (handshakes from the next loop turn on use them), or, null, the
+  // reload failed and the old ones stay. Thread 0 counts the outcome.
+  void keys_reloaded(std::shared_ptr<const auth::key_set> keys);
+
   // Milliseconds since the loop started; 64 bits, so it never wraps.
   [[nodiscard]] std::uint64_t now_ms() const noexcept;
 
@@ -121,6 +129,7 @@ class io_thread {
   std::uint64_t shutdown_deadline_ms_ = 0;
   thread_counters counters_;
   message_compressor compressor_;
+  std::shared_ptr<const auth::key_set> jwt_keys_;
 };
 
 }  // namespace fg::gateway

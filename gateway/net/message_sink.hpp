@@ -33,6 +33,11 @@ struct request_info {
   std::string subprotocol;  // selected, may be empty
   std::string remote_address;
   std::vector<std::pair<std::string, std::string>> headers;  // lower-case names, forwarded ones only
+  // From the verified token (empty without one: no key configured, or
+  // --allow-anonymous): its sub, and its rooms claim (see auth::identity).
+  std::string user;
+  bool rooms_restricted = false;
+  std::vector<std::string> rooms_allowed;
   [[nodiscard]] const std::string* header(std::string_view name) const {
     for (const auto& [k, v] : headers)
       if (k == name) return &v;

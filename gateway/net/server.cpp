@@ -24,6 +24,7 @@ server::server(const gateway_config& config, sink_factory make_sink) : shared_{c
     shared_.per_ip = std::make_unique<per_ip_limits>(o, (std::uint64_t{entropy()} << 32) | entropy());
   }
   for (unsigned i = 0; i < config.threads; ++i) threads_.push_back(std::make_unique<io_thread>(shared_, i));
+  if (config.jwt_keys) reload_signal_ = std::make_unique<asio::signal_set>(signals_io_, SIGHUP);
 }
 
 server::~server() {
@@ -61,10 +62,33 @@ void server::run_until_signal() {
   signals_.async_wait([this](boost::system::error_code ec, int signo) {
     if (ec) return;
     component_logger("gateway")->info("signal {}: closing connections (1001)", signo);
+    if (reload_signal_) reload_signal_->cancel();
     request_shutdown();
   });
+  if (reload_signal_) wait_for_reload();
   signals_io_.run();
   join();
+}
+
+void server::wait_for_reload() {
+  reload_signal_->async_wait([this](boost::system::error_code ec, int) {
+    if (ec) return;
+    reload_keys();
+    wait_for_reload();
+  });
+}
+
+bool server::reload_keys() {
+  auto log = component_logger("gateway");
+  std::shared_ptr<const auth::key_set> keys;
+  try {
+    keys = auth::load_keys(shared_.config.jwt_sources);
+    log->info("SIGHUP: token keys reloaded ({} key(s))", keys->keys().size());
+  } catch (const std::exception& e) {
+    log->error("SIGHUP: token keys not reloaded, the previous ones stay in use: {}", e.what());
+  }
+  for (auto& t : threads_) t->keys_reloaded(keys);
+  return keys != nullptr;
 }
 
 void server::request_shutdown() {

@@ -12,6 +12,7 @@
 
 #include "common/buffer_pool.hpp"
 #include "common/logging.hpp"
+#include "gateway/auth/token_source.hpp"
 #include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/static_files.hpp"
@@ -137,6 +138,7 @@ void session::on_handshake(error_code ec) {
 
   request_info info = make_request_info();
   info.subprotocol = verdict.subprotocol;
+  if (home_.jwt_keys() != nullptr && !authenticate(info)) return;
   std::string_view why;
   if (const unsigned status = home_.sink().admit(info, why); status != 0) return refuse(status, why);
 
@@ -164,11 +166,44 @@ request_info session::make_request_info() const {
   return info;
 }
 
-void session::refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s) {
+void session::refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s,
+                     std::string_view extra_headers) {
   auto& c = home_.counters();
   ++c.handshakes_refused;
   ++c.refused_by_status[refusal_status::of(status)];
-  respond(http::refusal_response(status, reason, retry_after_s));
+  respond(http::refusal_response(status, reason, retry_after_s, extra_headers));
+}
+
+bool session::authenticate(request_info& info) {
+  const auto& cfg = home_.config();
+  const auto authorization = handshake_->parser.get()[beast::http::field::authorization];
+  const auto token = auth::find_token({authorization.data(), authorization.size()}, info.query);
+  if (!token && cfg.allow_anonymous) return true;
+  const auto now = std::chrono::system_clock::now();
+  const std::int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  auth::verdict v;
+  if (token)
+    v = auth::verify_token(*token, *home_.jwt_keys(), cfg.jwt, now_s);
+  else
+    v.error = auth::auth_error::missing_token;
+  if (v.error != auth::auth_error::none) {
+    ++home_.counters().auth_refusals[auth::refusal_index(v.error)];
+    const auto reason = auth::describe(v.error);
+    refuse(401, reason, 0, http::bearer_challenge(reason, token.has_value()));
+    return false;
+  }
+  // The credential stays here: workers get the verified user instead.
+  info.query = auth::without_token_param(info.query);
+  info.user = std::move(v.who.user);
+  info.rooms_restricted = v.who.rooms_restricted;
+  info.rooms_allowed = std::move(v.who.rooms_allowed);
+  if (v.who.valid_until_s) {
+    // Positive (an expired token is refused); capped so that the product cannot overflow.
+    constexpr std::int64_t max_left_s = std::int64_t{100} * 365 * 86400;
+    const std::int64_t left_s = std::min(*v.who.valid_until_s - now_s, max_left_s);
+    token_expiry_ms_ = home_.now_ms() + static_cast<std::uint64_t>(left_s) * 1000;
+  }
+  return true;
 }
 
 void session::serve_static() {
@@ -543,6 +578,10 @@ void session::on_tick(std::uint64_t now) {
       }
       return abort();
     case phase::open:
+      if (token_expiry_ms_ != 0 && due(now, token_expiry_ms_)) {
+        ++home_.counters().auth_expired_closes;
+        return close(ws::close_code::token_expired, "token expired");
+      }
       if (paused_) return;  // not reading: silence is ours, not the client's
       if (ping_outstanding_) {
         if (due(now, ping_sent_ms_ + ms(cfg.pong_timeout))) {

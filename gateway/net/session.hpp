@@ -116,7 +116,11 @@ class session final : public connection, public std::enable_shared_from_this<ses
 
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
-  void refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s = 0);
+  void refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s = 0,
+              std::string_view extra_headers = {});
+  // With a --jwt-* key: verifies the request's token and fills the user
+  // into `info`; false: refused (401).
+  bool authenticate(request_info& info);
   bool admit_address();  // --max-connections-per-ip, --handshake-rate; false: refused
   // --message-rate / --byte-rate: false if the message is over the rate (and
   // the policy applied: the connection closes, or the message is dropped).
@@ -171,6 +175,7 @@ class session final : public connection, public std::enable_shared_from_this<ses
   std::uint64_t last_rx_ms_ = 0;
   std::uint64_t ping_sent_ms_ = 0;
   std::uint64_t deadline_ms_ = 0;
+  std::uint64_t token_expiry_ms_ = 0;  // the token's exp (plus leeway) on this clock; 0: none
   phase phase_ = phase::handshake;
   bool reading_ = false;
   bool paused_ = false;

@@ -194,6 +194,9 @@ void route_table::announce(route& r, std::uint64_t conn_id, bool resumed) {
   o->set_remote_address(r.info.remote_address);
   o->set_sticky_key(r.sticky_key);
   o->set_resumed(resumed);
+  o->set_user(r.info.user);
+  o->set_rooms_restricted(r.info.rooms_restricted);
+  for (const auto& pattern : r.info.rooms_allowed) *o->add_rooms_allowed() = pattern;
   if (resumed && !r.state.empty()) o->mutable_state()->ParseFromString(r.state);
   r.to->link->send(e);
 }

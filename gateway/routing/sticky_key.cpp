@@ -43,15 +43,15 @@ bool find_cookie(std::string_view cookies, std::string_view name, std::string_vi
 sticky_key_spec parse_sticky_key_spec(std::string_view text) {
   sticky_key_spec spec;
   if (text == "conn") return spec;
-  if (text == "ip") {
-    spec.from = sticky_key_spec::source::ip;
+  if (text == "ip" || text == "user") {
+    spec.from = text == "ip" ? sticky_key_spec::source::ip : sticky_key_spec::source::user;
     return spec;
   }
   const auto colon = text.find(':');
   const auto kind = text.substr(0, colon);
   const auto name = colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
   if (name.empty() || (kind != "header" && kind != "query" && kind != "cookie"))
-    throw std::invalid_argument("sticky key must be conn, ip, header:NAME, query:NAME or cookie:NAME, got '" +
+    throw std::invalid_argument("sticky key must be conn, ip, user, header:NAME, query:NAME or cookie:NAME, got '" +
                                 std::string(text) + "'");
   spec.from = kind == "header"  ? sticky_key_spec::source::header
               : kind == "query" ? sticky_key_spec::source::query
@@ -70,6 +70,10 @@ std::string sticky_key_for(const sticky_key_spec& spec, const request_info& req,
     case sticky_key_spec::source::conn: break;
     case sticky_key_spec::source::ip:
       value = req.remote_address;
+      found = !value.empty();
+      break;
+    case sticky_key_spec::source::user:
+      value = req.user;
       found = !value.empty();
       break;
     case sticky_key_spec::source::header:

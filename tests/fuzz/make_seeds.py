@@ -23,6 +23,7 @@ Files found in the corpus directories that this script does not write (such
 as crash reproducers added by hand) are left alone.
 """
 
+import base64
 import hashlib
 import hmac
 import os
@@ -284,6 +285,25 @@ PUBLISH_SEEDS = {
 }
 
 
+def jwt(header, payload, signature=b"sig"):
+    def b64(data):
+        return base64.urlsafe_b64encode(data).rstrip(b"=")
+    return b64(header) + b"." + b64(payload) + b"." + b64(signature)
+
+
+JWT_SEEDS = {
+    "hs256": jwt(b'{"alg":"HS256","typ":"JWT"}', b'{"sub":"alice","exp":1700000060}', bytes(32)),
+    "es256_kid": jwt(b'{"alg":"ES256","kid":"e1"}', b'{"sub":"a","aud":["x","y"],"nbf":1.5}', bytes(64)),
+    "eddsa_rooms": jwt(b'{"alg":"EdDSA"}', b'{"sub":"a","rooms":["lobby","team-*"],"iss":"i"}', bytes(64)),
+    "alg_none": jwt(b'{"alg":"none"}', b'{"sub":"a"}', b""),
+    "crit": jwt(b'{"alg":"RS256","crit":["exp"]}', b'{"sub":"a"}'),
+    "bad_claim": jwt(b'{"alg":"HS512"}', b'{"sub":"a","exp":"soon"}'),
+    "padding": b"eyJhbGciOiJIUzI1NiJ9.e30=.c2ln",
+    "two_parts": b"eyJhbGciOiJIUzI1NiJ9.e30",
+    "jwe": b"a.b.c.d.e",
+}
+
+
 def redis_header(origin, seq):
     return b"fg1 %016x %016x\n" % (origin, seq)
 
@@ -333,6 +353,7 @@ def main():
     write_corpus("rooms_request", ROOMS_SEEDS)
     write_corpus("publish_request", PUBLISH_SEEDS)
     write_corpus("redis_inbound", REDIS_SEEDS)
+    write_corpus("jwt_token", JWT_SEEDS)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,10 @@ class whoami_app final : public app {
                                {"resumed", info.resumed},
                                {"path", info.path},
                                {"query", info.query},
-                               {"remote_address", info.remote_address}};
+                               {"remote_address", info.remote_address},
+                               {"user", info.user},
+                               {"rooms_restricted", info.rooms_restricted},
+                               {"rooms_allowed", info.rooms_allowed}};
     api().send(c.id(), message_kind::text, reply.dump());
   }
 };

@@ -24,6 +24,9 @@ connection_info info_from(const pb::ConnectionOpened& m) {
   info.remote_address = m.remote_address();
   info.sticky_key = m.sticky_key();
   info.resumed = m.resumed();
+  info.user = m.user();
+  info.rooms_restricted = m.rooms_restricted();
+  info.rooms_allowed.assign(m.rooms_allowed().begin(), m.rooms_allowed().end());
   return info;
 }
 

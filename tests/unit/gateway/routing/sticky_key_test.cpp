@@ -39,6 +39,11 @@ TEST(sticky_key_for, takes_the_value_of_each_kind) {
   EXPECT_EQ(sticky_key_for(parse_sticky_key_spec("header:x-user"), with({}, {{"x-user", "bob"}}), 4), "bob");
   EXPECT_EQ(sticky_key_for(parse_sticky_key_spec("query:u"), with("a=1&u=bob&b=2"), 4), "bob");
   EXPECT_EQ(sticky_key_for(parse_sticky_key_spec("cookie:sid"), with({}, {{"cookie", "a=1; sid=s9; b=2"}}), 4), "s9");
+  auto alice = with();
+  alice.user = "alice";
+  EXPECT_EQ(parse_sticky_key_spec("user").from, sticky_key_spec::source::user);
+  EXPECT_EQ(sticky_key_for(parse_sticky_key_spec("user"), alice, 4), "alice");
+  EXPECT_EQ(sticky_key_for(parse_sticky_key_spec("user"), with(), 4), "conn:4") << "anonymous";
 }
 
 TEST(sticky_key_for, falls_back_to_the_connection_when_the_value_is_absent_or_empty) {
