@@ -17,6 +17,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_protocol_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_app_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_recovery_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/room_permissions_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/room_history_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/dispatcher_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/gateway_hub_broker_test.cpp

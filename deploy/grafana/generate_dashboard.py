@@ -101,6 +101,12 @@ ROWS = [
         Panel("Handshakes refused by status", "HTTP errors answered instead of an upgrade: 503 is the "
               "connection limit or no worker, 404 a path no worker serves, 403 Origin, 408 too slow.",
               [rate(f"{GW}handshakes_refused_total", "status", "{{status}}")], "ops"),
+        Panel("Token refusals and expiries", "Handshakes refused with 401 by token verification, by reason "
+              "(expired and bad_signature are the usual ones; unknown_key after a key rotation points at a missing "
+              "SIGHUP), connections closed with 4001 when their token expired, and key reloads.",
+              [rate(f"{GW}auth_refusals_total", "reason", "{{reason}}"),
+               rate(f"{GW}auth_expired_closes_total", legend="expired closes (4001)"),
+               rate(f"{GW}auth_key_reloads_total", "result", "reload {{result}}")], "ops"),
         Panel("Messages per second", "Whole messages from clients (in) and queued to clients (out, a broadcast "
               "once per recipient), by opcode. Out far above in is fan-out at work.",
               [rate(f"{GW}messages_received_total", "opcode", "in {{opcode}}"),

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/json/json_text.hpp"
+#include "worker/apps/room_permissions.hpp"
+
 namespace fg::worker {
 
 namespace {
@@ -48,6 +51,10 @@ void rooms_app::on_message(connection& c, message m) {
     return;
   }
   const rooms_request& req = *parsed.request;
+  if (req.op != rooms_op::leave && !room_allowed(c.info(), req.room)) {
+    reply_error(c, "forbidden: the connection's token does not allow room " + json::quote(req.room));
+    return;
+  }
   switch (req.op) {
     case rooms_op::join: join(c, req); break;
     case rooms_op::leave: leave(c, req.room); break;

@@ -254,6 +254,26 @@ class ConnectionLifeTest(AuthTestCase):
         self.assertFalse(info["rooms_restricted"])
         self.assertEqual(info["rooms_allowed"], [])
 
+    def test_rooms_claim_limits_joins_and_publishes(self) -> None:
+        cluster = Cluster(self, ["--jwt-secret-file", self.write("secret", SECRET)], workers=1)
+        tok = token("HS256", SECRET, claims(rooms=["lobby", "team-*"]))
+        client, response = cluster.handshake(f"/rooms?token={tok}")
+        self.addCleanup(client.close)
+        self.assertEqual(response.status, 101, response.describe())
+
+        def answer(text: str) -> dict:
+            client.send_text(text)
+            return json.loads(client.recv_frame(timeout=10).payload)
+
+        for room in ("secret", "team", "lobby2"):
+            reply = answer(json.dumps({"op": "join", "room": room, "recover": True}))
+            self.assertTrue(reply.get("error", "").startswith("forbidden: "), reply)
+            reply = answer(json.dumps({"op": "publish", "room": room, "data": 1}))
+            self.assertTrue(reply.get("error", "").startswith("forbidden: "), reply)
+        for room in ("lobby", "team-a"):
+            self.assertEqual(answer(json.dumps({"op": "join", "room": room, "recover": True}))["joined"], room)
+            self.assertEqual(answer(json.dumps({"op": "publish", "room": room, "data": 7}))["data"], 7)
+
     def test_sticky_user_and_failover_keep_the_user(self) -> None:
         cluster = Cluster(self, ["--jwt-secret-file", self.write("secret", SECRET), "--sticky-key", "user"])
         placed: dict[str, set[str]] = {}
