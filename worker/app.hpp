@@ -232,6 +232,14 @@ class app {
   // /api/publish), to an app mounted at "/rooms": `data` is the raw JSON
   // value the caller sent. The app decides what members receive.
   virtual void on_api_publish(std::string_view /*room*/, std::string_view /*data*/) {}
+  // The same, for a caller waiting for the receipt (the API answers with
+  // each message's offset): call `done` once, when the broker took the
+  // message (publish_options::done) or refused it. The default hands the
+  // message to the two-argument one and answers at once, unnumbered.
+  virtual void on_api_publish(std::string_view room, std::string_view data, std::function<void(publish_receipt)> done) {
+    on_api_publish(room, data);
+    done(publish_receipt{});
+  }
 
  protected:
   // Qualified: GCC rejects a member named like the type it returns

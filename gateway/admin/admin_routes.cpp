@@ -24,6 +24,27 @@ response json_error(http::status status, unsigned version, std::string_view mess
   return make_response(status, version, error_body(message), json_type);
 }
 
+// 200 {"published":N,"offsets":[...]} when every worker took its message
+// (an offset is null where the room keeps no history); otherwise 502 with
+// the first error, how many were taken, and null for the others.
+response receipts_response(unsigned version, const std::vector<api_receipt>& receipts) {
+  std::size_t taken = 0;
+  std::string offsets = "[";
+  const api_receipt* failed = nullptr;
+  for (const auto& r : receipts) {
+    if (offsets.size() > 1) offsets += ',';
+    if (r.ok) ++taken;
+    if (!r.ok && failed == nullptr) failed = &r;
+    offsets += r.ok && r.offset != 0 ? std::to_string(r.offset) : std::string("null");
+  }
+  offsets += ']';
+  const std::string counts = "\"published\":" + std::to_string(taken) + ",\"offsets\":" + offsets;
+  if (failed == nullptr) return make_response(http::status::ok, version, "{" + counts + "}", json_type);
+  std::string body = error_body(failed->error);
+  body.pop_back();
+  return make_response(http::status::bad_gateway, version, body + "," + counts + "}", json_type);
+}
+
 }  // namespace
 
 std::optional<response> admin_routes::screen(const http::request_header<>& header) const {
@@ -98,10 +119,10 @@ void admin_routes::handle_publish(const request& req, std::function<void(respons
   auto parsed = parse_publish_request(req.body());
   if (!parsed.error.empty()) return done(json_error(http::status::bad_request, version, parsed.error));
   const std::size_t count = parsed.messages.size();
-  if (count == 0) return done(make_response(http::status::ok, version, "{\"published\":0}", json_type));
+  if (count == 0) return done(make_response(http::status::ok, version, "{\"published\":0,\"offsets\":[]}", json_type));
   using result = route_table::publish_result;
-  backend_.publish(std::move(parsed.messages), [version, count, done = std::move(done)](result outcome) {
-    switch (outcome) {
+  backend_.publish(std::move(parsed.messages), [version, done = std::move(done)](publish_outcome outcome) {
+    switch (outcome.result) {
       case result::sent: break;
       case result::no_worker:
         return done(json_error(http::status::service_unavailable, version, "no worker serving /rooms is connected"));
@@ -115,7 +136,7 @@ void admin_routes::handle_publish(const request& req, std::function<void(respons
         return done(std::move(res));
       }
     }
-    done(make_response(http::status::ok, version, "{\"published\":" + std::to_string(count) + "}", json_type));
+    done(receipts_response(version, outcome.receipts));
   });
 }
 

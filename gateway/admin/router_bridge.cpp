@@ -30,15 +30,36 @@ void router_bridge::count_workers(std::function<void(std::size_t)> done) {
   ask([](route_table& r) { return r.live_workers(); }, std::move(done));
 }
 
-void router_bridge::publish(std::vector<room_message> messages, std::function<void(route_table::publish_result)> done) {
+void router_bridge::publish(std::vector<room_message> messages, std::function<void(publish_outcome)> done) {
   using result = route_table::publish_result;
   if (router_ == nullptr) {
-    asio::post(admin_io_, [done = std::move(done)] { done(result::no_worker); });
+    asio::post(admin_io_, [done = std::move(done)] { done({result::no_worker, {}}); });
     return;
   }
-  ask([messages =
-           std::move(messages)](route_table& r) { return static_cast<std::size_t>(r.publish_to_rooms(messages)); },
-      [done = std::move(done)](std::size_t outcome) { done(static_cast<result>(outcome)); });
+  // Unlike ask(), the answer comes later than the work: when the workers'
+  // receipts are in (route_table keeps the callback meanwhile).
+  const std::uint64_t id = next_id_++;
+  publishes_.emplace(id, std::move(done));
+  asio::post(threads_.front()->context(), [router = router_, messages = std::move(messages), box = mailbox_, id] {
+    const auto reply = [box, id](publish_outcome o) {
+      const std::lock_guard lock(box->mutex);
+      if (box->io == nullptr) return;  // the admin listener is gone
+      asio::post(*box->io,
+                 [bridge = box->bridge, id, o = std::move(o)]() mutable { bridge->answer_publish(id, std::move(o)); });
+    };
+    const result r = router->publish_to_rooms(messages, [reply](std::vector<api_receipt> receipts) {
+      reply({result::sent, std::move(receipts)});
+    });
+    if (r != result::sent) reply({r, {}});
+  });
+}
+
+void router_bridge::answer_publish(std::uint64_t id, publish_outcome outcome) {
+  const auto it = publishes_.find(id);
+  if (it == publishes_.end()) return;
+  auto done = std::move(it->second);
+  publishes_.erase(it);
+  done(std::move(outcome));
 }
 
 void router_bridge::ask(std::function<std::size_t(route_table&)> work, std::function<void(std::size_t)> done) {

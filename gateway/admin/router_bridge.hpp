@@ -36,7 +36,7 @@ class router_bridge final : public admin_backend {
   router_bridge& operator=(const router_bridge&) = delete;
 
   void count_workers(std::function<void(std::size_t)> done) override;
-  void publish(std::vector<room_message> messages, std::function<void(route_table::publish_result)> done) override;
+  void publish(std::vector<room_message> messages, std::function<void(publish_outcome)> done) override;
   void collect(std::function<void(std::vector<thread_snapshot>)> done) override;
 
  private:
@@ -54,6 +54,7 @@ class router_bridge final : public admin_backend {
   // Runs work(router) on thread 0, then done(result) on the admin thread.
   void ask(std::function<std::size_t(route_table&)> work, std::function<void(std::size_t)> done);
   void answer(std::uint64_t id, std::size_t result);
+  void answer_publish(std::uint64_t id, publish_outcome outcome);
   void take_snapshot(std::uint64_t id, std::size_t thread, thread_snapshot snap);
 
   boost::asio::io_context& admin_io_;
@@ -61,8 +62,9 @@ class router_bridge final : public admin_backend {
   route_table* router_;
   std::shared_ptr<mailbox> mailbox_;
   std::uint64_t next_id_ = 1;
-  std::unordered_map<std::uint64_t, std::function<void(std::size_t)>> pending_;  // admin thread only
-  std::unordered_map<std::uint64_t, scrape> scrapes_;                            // admin thread only
+  std::unordered_map<std::uint64_t, std::function<void(std::size_t)>> pending_;        // admin thread only
+  std::unordered_map<std::uint64_t, scrape> scrapes_;                                  // admin thread only
+  std::unordered_map<std::uint64_t, std::function<void(publish_outcome)>> publishes_;  // admin thread only
 };
 
 }  // namespace fg::gateway::admin

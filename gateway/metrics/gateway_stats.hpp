@@ -159,7 +159,7 @@ struct admin_counters {
   // POST /api/publish answers, by status. Every status the endpoint can give
   // is there from the start, so rate() and dashboards see zeros, not gaps.
   std::vector<std::pair<unsigned, std::uint64_t>> publishes_by_status{{200, 0}, {400, 0}, {401, 0}, {403, 0},
-                                                                      {405, 0}, {413, 0}, {503, 0}};
+                                                                      {405, 0}, {413, 0}, {502, 0}, {503, 0}};
   void count_publish(unsigned status);
 };
 

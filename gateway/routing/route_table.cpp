@@ -288,6 +288,9 @@ void route_table::tick(std::chrono::steady_clock::time_point now) {
                                             : "not reading its link (output over the backlog limit)");
   }
   ping_links();
+  // A worker that hangs is cut off above (and its receipts failed); this
+  // bounds the rest, such as a worker that never answers ApiPublish.
+  receipts_.expire(now, config_.link_timeout.count() > 0 ? 4 * config_.link_timeout : std::chrono::seconds(30));
 }
 
 void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
@@ -327,6 +330,11 @@ void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
     case pb::Envelope::kBrokerPublish:
       if (hub_) hub_->publish(e.broker_publish());
       return;
+    case pb::Envelope::kApiPublished: {
+      const auto& a = e.api_published();
+      receipts_.answer(a.request(), {a.ok(), a.offset(), a.error()});
+      return;
+    }
     default: return;  // envelopes meant for workers are ignored
   }
 }
@@ -421,7 +429,8 @@ void route_table::ping_links() {
     if (w->registered) w->link->send(e);
 }
 
-route_table::publish_result route_table::publish_to_rooms(std::span<const room_message> messages) {
+route_table::publish_result route_table::publish_to_rooms(std::span<const room_message> messages,
+                                                          api_receipts_fn receipts) {
   const auto eligible = [&](int i) { return workers_[i]->registered && workers_[i]->serves(publish_api_path); };
   const auto target = [&](const room_message& m) -> worker* {
     const int best = rendezvous_pick(
@@ -435,13 +444,22 @@ route_table::publish_result route_table::publish_to_rooms(std::span<const room_m
     if (!w->takes(publish_api_path.size() + m.room.size() + m.data.size())) return publish_result::too_big;
     if (w->link->pending_bytes() > config_.credit_bytes) return publish_result::busy;
   }
+  std::vector<worker*> to;
+  to.reserve(messages.size());
+  for (const auto& m : messages) to.push_back(target(m));
+  std::vector<std::uint64_t> requests(messages.size(), 0);
+  if (receipts) {
+    const std::vector<const void*> who(to.begin(), to.end());
+    requests = receipts_.open(who, std::chrono::steady_clock::now(), std::move(receipts));
+  }
   pb::Envelope e;
   auto* p = e.mutable_api_publish();
   p->set_path(std::string(publish_api_path));
-  for (const auto& m : messages) {
-    p->set_room(m.room);
-    p->set_data(m.data);
-    target(m)->link->send(e);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    p->set_room(messages[i].room);
+    p->set_data(messages[i].data);
+    p->set_request(requests[i]);
+    to[i]->link->send(e);
   }
   return publish_result::sent;
 }
@@ -477,6 +495,7 @@ void route_table::on_link_lost(link_port& link, std::string_view why) {
     orphans.push_back(id);
   }
   release_holds(*lost, true);  // their replies died with the worker
+  receipts_.worker_lost(lost.get(), "the worker went away before answering (the message may have been published)");
   if (!stopped_) fail_over(*lost, orphans);
 }
 

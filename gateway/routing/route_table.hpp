@@ -25,6 +25,7 @@
 #include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/net/broadcast_frames.hpp"
 #include "gateway/net/message_sink.hpp"
+#include "gateway/routing/api_receipts.hpp"
 #include "gateway/routing/link_port.hpp"
 #include "gateway/routing/room_hub.hpp"
 #include "gateway/routing/sticky_key.hpp"
@@ -93,10 +94,15 @@ class route_table : public message_sink, public link_events {
   // --max-envelope: the link would be closed), or when a chosen worker's
   // link already holds more than credit_bytes of output (the queue to a
   // slow worker stays bounded).
+  // With `receipts`, each message asks its worker for a receipt (the
+  // offset of a numbered message), and `receipts` runs on this thread once
+  // all are in, or failed: its worker went away, or did not answer within
+  // 4 × --link-timeout (api_receipts.hpp). Only when the result is sent.
   enum class publish_result : std::uint8_t { sent, no_worker, too_big, busy };
-  publish_result publish_to_rooms(std::span<const room_message> messages);
+  publish_result publish_to_rooms(std::span<const room_message> messages, api_receipts_fn receipts = {});
   [[nodiscard]] std::size_t live_workers() const noexcept;
 
+  [[nodiscard]] std::size_t receipts_pending() const noexcept { return receipts_.pending(); }
   [[nodiscard]] routing_counters& counters() noexcept { return counters_; }
   [[nodiscard]] const routing_counters& counters() const noexcept { return counters_; }
 
@@ -176,6 +182,7 @@ class route_table : public message_sink, public link_events {
   broadcast_frames frames_;        // a Send, framed once per parameter set of its recipients
   std::vector<worker*> credit_returned_;
   routing_counters counters_;
+  api_receipt_book receipts_;
   std::unordered_map<std::string, worker_tally> tallies_;
   bool stopped_ = false;
 };

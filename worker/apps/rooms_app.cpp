@@ -74,8 +74,9 @@ void rooms_app::on_close(connection& c, std::uint16_t) {
   for (const auto& room : c.state().rooms) remove_member(room, c);
 }
 
-void rooms_app::on_api_publish(std::string_view room, std::string_view data) {
-  api().rooms().publish(room, rooms_delivery(room, data));
+void rooms_app::on_api_publish(std::string_view room, std::string_view data,
+                               std::function<void(publish_receipt)> done) {
+  api().rooms().publish(room, rooms_delivery(room, data), publish_options{true, std::move(done)});
 }
 
 void rooms_app::on_room_message(std::string_view room, std::string_view payload, room_position at) {

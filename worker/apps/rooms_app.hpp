@@ -50,7 +50,7 @@ class rooms_app final : public app {
   void on_close(connection& c, std::uint16_t code) override;
   void on_room_message(std::string_view room, std::string_view payload, room_position at) override;
   // The publish API's message: delivered exactly like a client's publish.
-  void on_api_publish(std::string_view room, std::string_view data) override;
+  void on_api_publish(std::string_view room, std::string_view data, std::function<void(publish_receipt)> done) override;
 
   // Local members of `room` (0 when this worker has none), recovering ones included.
   [[nodiscard]] std::size_t local_members(std::string_view room) const;

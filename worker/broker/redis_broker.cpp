@@ -467,7 +467,7 @@ bool redis_broker::send_publish(redisAsyncContext* c, const publish_record& r) {
   const std::string seq = std::to_string(r.seq), maxlen = std::to_string(options_.history_size),
                     ttl = std::to_string(options_.history_ttl.count()), epoch = new_room_epoch(epoch_rng_);
   const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2", meta,   stream, channel,
-                                   r.wire,    origin_hex_, seq, maxlen, ttl,    epoch};
+                                                        r.wire,    origin_hex_, seq, maxlen, ttl,    epoch};
   return send_command(c, publish_reply_cb, this, args);
 }
 
@@ -611,7 +611,8 @@ bool redis_broker::send_history(history_request& req) {
   const std::string epoch = new_room_epoch(epoch_rng_), ttl = std::to_string(options_.history_ttl.count()),
                     after = req.since ? std::to_string(req.since->offset) : std::string(),
                     count = std::to_string(options_.history_size);
-  const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2", meta, stream, epoch, ttl, after, count};
+  const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2",   meta, stream,
+                                                        epoch,     ttl,         after, count};
   auto* ck = new history_cookie{this, std::move(req)};
   if (!send_command(pub_.context(), history_reply_cb, ck, args)) {
     finish_history(ck->req, {room_history::outcome::unavailable, {}, 0, {}, "hiredis refused EVALSHA"});
@@ -685,7 +686,8 @@ bool redis_broker::send_presence(std::string_view room, std::optional<std::strin
   const std::string key = presence_key(channel), deadlines = presence_deadlines_key(channel),
                     field = user ? presence_field(origin_hex_, *user) : std::string(),
                     count = std::to_string(connections), ttl = std::to_string(options_.presence_ttl.count());
-  const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2", key, deadlines, field, count, origin_hex_, ttl};
+  const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2",         key, deadlines,
+                                                        field,     count,       origin_hex_, ttl};
   if (!send_command(pub_.context(), nullptr, nullptr, args)) {
     pub_.abort("hiredis refused EVALSHA");
     return false;

@@ -149,7 +149,7 @@ void dispatcher::on_envelope(std::uint32_t link, const pb::Envelope& e) {
     case pb::Envelope::kBrokerDeliver:
       if (hub_ != nullptr) hub_->on_hub_deliver(e.broker_deliver().room(), e.broker_deliver().payload());
       break;
-    case pb::Envelope::kApiPublish: on_api_publish(e.api_publish()); break;
+    case pb::Envelope::kApiPublish: on_api_publish(link, e.api_publish()); break;
     case pb::Envelope::kPong: break;  // we send no pings yet; harmless
     default:
       // A gateway never sends these to a worker; ignoring keeps the link
@@ -400,19 +400,32 @@ void dispatcher::queue_close(std::uint32_t link, conn_id c, std::uint16_t code, 
   out_.queue(link, close_env_);
 }
 
-void dispatcher::on_api_publish(const pb::ApiPublish& p) {
+void dispatcher::on_api_publish(std::uint32_t link, const pb::ApiPublish& p) {
+  // The receipt goes back on the link the request came on, once.
+  const std::uint64_t request = p.request();
+  auto answer = [this, link, request, answered = std::make_shared<bool>(false)](publish_receipt r) {
+    if (request == 0 || std::exchange(*answered, true)) return;
+    pb::Envelope e;
+    auto* a = e.mutable_api_published();
+    a->set_request(request);
+    a->set_ok(r.ok);
+    a->set_offset(r.offset);
+    a->set_error(r.error);
+    out_.queue(link, e);
+  };
   app* handler = apps_.find(p.path());
   if (handler == nullptr) {
     // The gateway only picks workers serving the path: a stale view at worst.
     ++stats_.unexpected_envelopes;
     log_->warn("publish API message for {} dropped: no app is mounted there", p.path());
-    return;
+    return answer({false, 0, "no app is mounted at " + p.path()});
   }
   try {
-    handler->on_api_publish(p.room(), p.data());
+    handler->on_api_publish(p.room(), p.data(), answer);
   } catch (const std::exception& ex) {
     ++stats_.app_errors;
     log_->error("app {} failed on a publish API message for room {}: {}", p.path(), p.room(), ex.what());
+    answer({false, 0, std::string("the app failed: ") + ex.what()});
   }
 }
 

@@ -155,7 +155,7 @@ class dispatcher final : public api {
   void reset_acks(std::uint32_t link);
   void flush_states();
   void flush_acks();
-  void on_api_publish(const framegate::link::ApiPublish& p);
+  void on_api_publish(std::uint32_t link, const framegate::link::ApiPublish& p);
   void forget(conn_id id, std::uint16_t code);
   void queue_send(std::uint32_t link, std::span<const conn_id> to, message_kind kind, std::string_view payload);
   void queue_close(std::uint32_t link, conn_id c, std::uint16_t code, std::string_view reason);

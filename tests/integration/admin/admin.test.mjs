@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { joinRoom, nextMessage, placeMembers, silentFor, sleep } from '../cluster/cluster.mjs';
 import { startWithAdmin, request, publish } from './admin.mjs';
+import { RedisServer } from '../redis/redis_server.mjs';
 
 // Two /rooms members in room R, one on each worker of cluster `c`, joined
 // and announced to the broker.
@@ -57,13 +58,33 @@ test('a publish reaches members on two workers exactly once, data byte for byte'
     const data = '{"a": [1, 2.50]}';
     const res = await publish(c, `{"room":"R","data":${data}}`);
     assert.equal(res.status, 200, res.body);
-    assert.deepEqual(JSON.parse(res.body), { published: 1 });
+    // Without Redis there is no history: taken, not numbered.
+    assert.deepEqual(JSON.parse(res.body), { published: 1, offsets: [null] });
     assert.match(res.headers['content-type'], /^application\/json/);
     for (const m of members) assert.equal((await nextMessage(m)).data, `{"room":"R","data":${data}}`);
     for (const m of members) assert.ok(await silentFor(m, 300), `duplicate delivery on ${m.worker}`);
     for (const m of members) m.close();
   } finally {
     await c.stop();
+  }
+});
+
+test('with Redis history the answer carries the offset of each message, in the order sent', async () => {
+  const redis = await RedisServer.start();
+  const c = await startWithAdmin({ ...clusterArgs, workerArgs: ['--enable-test-apps', '--redis', redis.url] });
+  try {
+    const members = await membersOnTwoWorkers(c, 'H');
+    const first = await publish(c, '{"room":"H","data":1}');
+    assert.equal(first.status, 200, first.body);
+    assert.deepEqual(JSON.parse(first.body), { published: 1, offsets: [1] });
+    const batch = await publish(c, '{"messages":[{"room":"H","data":2},{"room":"other","data":0},{"room":"H","data":3}]}');
+    assert.deepEqual(JSON.parse(batch.body), { published: 3, offsets: [2, 1, 3] });
+    for (const m of members)
+      for (const n of [1, 2, 3]) assert.equal((await nextMessage(m)).data, `{"room":"H","data":${n},"offset":${n}}`);
+    for (const m of members) m.close();
+  } finally {
+    await c.stop();
+    await redis.kill();
   }
 });
 
@@ -75,7 +96,7 @@ test('a batch is delivered in order', async () => {
     const body = `{"messages":[${values.map((v) => `{"room":"B","data":${v}}`).join(', ')}]}`;
     const res = await publish(c, body);
     assert.equal(res.status, 200, res.body);
-    assert.deepEqual(JSON.parse(res.body), { published: values.length });
+    assert.deepEqual(JSON.parse(res.body), { published: values.length, offsets: values.map(() => null) });
     for (const m of members)
       for (const v of values) assert.equal((await nextMessage(m)).data, `{"room":"B","data":${v}}`);
     for (const m of members) assert.ok(await silentFor(m, 300), 'more deliveries than messages');

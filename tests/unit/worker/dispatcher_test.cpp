@@ -213,6 +213,45 @@ TEST_F(Dispatcher, PingIsAnsweredOnItsLink) {
   EXPECT_EQ(sent[0].pong().nonce(), 1234u);
 }
 
+// The publish API waits for each message's receipt: the rooms app's broker
+// decides it; the answer goes back once, on the link the request came on.
+TEST_F(Dispatcher, ApiPublishWithARequestIsAnsweredOnceOnItsLink) {
+  pb::Envelope e;
+  auto* p = e.mutable_api_publish();
+  p->set_path("/rooms");
+  p->set_room("lobby");
+  p->set_data("7");
+  p->set_request(42);
+  batch(3, {e});
+  ASSERT_EQ(broker_.published.size(), 1u);
+  EXPECT_EQ(broker_.published[0].payload, R"({"room":"lobby","data":7})");
+  EXPECT_TRUE(out_.on(3).empty()) << "not before the broker took it";
+  broker_.answer_publish({true, 9, {}});
+  auto sent = out_.on(3);
+  ASSERT_EQ(sent.size(), 1u);
+  ASSERT_TRUE(sent[0].has_api_published());
+  EXPECT_EQ(sent[0].api_published().request(), 42u);
+  EXPECT_TRUE(sent[0].api_published().ok());
+  EXPECT_EQ(sent[0].api_published().offset(), 9u);
+
+  // No app at the path: answered at once, as a failure.
+  p->set_path("/nowhere");
+  p->set_request(43);
+  batch(3, {e});
+  sent = out_.on(3);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_FALSE(sent[1].api_published().ok());
+  EXPECT_EQ(sent[1].api_published().request(), 43u);
+
+  // Without a request nobody waits: nothing is sent back.
+  p->set_path("/rooms");
+  p->set_request(0);
+  batch(3, {e});
+  EXPECT_TRUE(broker_.receipts.size() <= 1u);
+  if (!broker_.receipts.empty()) broker_.answer_publish({true, 10, {}});
+  EXPECT_EQ(out_.on(3).size(), 2u);
+}
+
 TEST_F(Dispatcher, ClosedConnectionsAreForgotten) {
   batch(0, {opened(1, "/rec"), message_env(1, "a", 1), closed_env(1, 1001), message_env(1, "b", 2)});
   EXPECT_EQ(rec_->events, (std::vector<std::string>{"open 1", "message 1 a", "close 1 1001"}));

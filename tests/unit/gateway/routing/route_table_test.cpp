@@ -525,6 +525,63 @@ TEST_F(route_table_test, publish_to_rooms_sends_each_room_to_one_rooms_worker_by
   EXPECT_EQ(a.of(pb::Envelope::kApiPublish).size() + b.of(pb::Envelope::kApiPublish).size(), 4u);
 }
 
+// The publish API waits for each message's receipt from its worker (the
+// offset Redis gave it); a worker that goes away, or never answers, fails
+// its messages instead of leaving the caller waiting.
+TEST_F(route_table_test, publish_receipts_come_back_in_message_order_or_fail) {
+  auto& a = worker("w1");
+  auto& b = worker("w2");
+  std::optional<std::vector<api_receipt>> got;
+  const std::vector<room_message> batch{{"lobby", "1"}, {"kitchen", "2"}, {"garden", "3"}, {"attic", "4"}};
+  ASSERT_EQ(table().publish_to_rooms(batch, [&](std::vector<api_receipt> r) { got = std::move(r); }),
+            route_table::publish_result::sent);
+  // Each worker answers what it was sent, with the data as its offset.
+  for (fake_link* l : {&a, &b}) {
+    for (const auto& e : l->of(pb::Envelope::kApiPublish)) {
+      EXPECT_NE(e.api_publish().request(), 0u);
+      EXPECT_FALSE(got.has_value());
+      pb::Envelope answer;
+      answer.mutable_api_published()->set_request(e.api_publish().request());
+      answer.mutable_api_published()->set_ok(true);
+      answer.mutable_api_published()->set_offset(std::stoull(e.api_publish().data()));
+      l->deliver(answer);
+    }
+  }
+  ASSERT_TRUE(got.has_value());
+  ASSERT_EQ(got->size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_TRUE((*got)[i].ok);
+    EXPECT_EQ((*got)[i].offset, i + 1);
+  }
+  EXPECT_EQ(table().receipts_pending(), 0u);
+
+  // Unanswered: the worker goes away, or stays silent past the bound.
+  got.reset();
+  ASSERT_EQ(table().publish_to_rooms(batch, [&](std::vector<api_receipt> r) { got = std::move(r); }),
+            route_table::publish_result::sent);
+  a.close("killed");
+  EXPECT_FALSE(got.has_value()) << "b's messages are still unanswered";
+  table().tick(std::chrono::steady_clock::now() + 5 * config_.link_timeout);
+  ASSERT_TRUE(got.has_value());
+  for (const auto& r : *got) {
+    EXPECT_FALSE(r.ok);
+    EXPECT_FALSE(r.error.empty());
+  }
+  EXPECT_EQ(table().receipts_pending(), 0u);
+
+  pb::Envelope late;
+  late.mutable_api_published()->set_request(1);
+  b.deliver(late);  // a late or unknown answer changes nothing
+  EXPECT_EQ(table().receipts_pending(), 0u);
+  // Without a receipt callback nothing is asked of the workers.
+  const std::size_t before = b.of(pb::Envelope::kApiPublish).size();
+  EXPECT_EQ(table().publish_to_rooms(batch), route_table::publish_result::sent);
+  const auto sent = b.of(pb::Envelope::kApiPublish);
+  ASSERT_EQ(sent.size(), before + 4);
+  for (std::size_t i = before; i < sent.size(); ++i) EXPECT_EQ(sent[i].api_publish().request(), 0u);
+  EXPECT_EQ(table().receipts_pending(), 0u);
+}
+
 TEST_F(route_table_test, publish_to_a_worker_whose_link_is_full_is_refused_whole) {
   using result = route_table::publish_result;
   auto& w = worker("w1");
