@@ -63,6 +63,7 @@ export class FramegateClient {
   #queue = [];  // ops waiting for an open connection
   #rooms = new Map();  // room name -> room state (see join())
   #firstOpen = null;
+  #generation = 0;  // counts #open() calls: a token fetched for an older one is dropped
 
   // url: ws(s)://host/rooms. options: token or getToken, WebSocket (Node),
   // and the timings of DEFAULTS.
@@ -131,16 +132,34 @@ export class FramegateClient {
     this.#setState('closed', { code, reason });
   }
 
+  // Drops the connection (or the wait before the next attempt) and connects
+  // again at once, with a new token: for a login, or a "retry now" button.
+  // Rooms are rejoined with since, as after any drop.
+  reconnect() {
+    if (this.#state === 'closed') return;
+    if (this.#state === 'idle') { this.connect(); return; }
+    clearTimeout(this.#retryTimer);
+    const ws = this.#ws;
+    this.#ws = null;
+    if (ws) try { ws.close(1000, 'reconnecting'); } catch { /* already closing */ }
+    this.#settleDropped();
+    this.#attempt = 0;
+    this.#open();
+  }
+
   async #open() {
+    const generation = ++this.#generation;
     this.#setState('connecting', { attempt: this.#attempt });
     let token = this.#opts.token;
     try {
       if (this.#opts.getToken) token = await this.#opts.getToken();
     } catch (e) {
+      if (generation !== this.#generation || this.#state !== 'connecting') return;
       this.#emit('error', e);
       return this.#dropped({ code: 1006, reason: `getToken failed: ${e?.message ?? e}` });
     }
-    if (this.#state !== 'connecting') return;  // closed while the token was fetched
+    // Closed, or started again, while the token was fetched.
+    if (generation !== this.#generation || this.#state !== 'connecting') return;
     let ws;
     try {
       ws = new this.#WebSocket(withToken(this.#url, token));
@@ -173,24 +192,28 @@ export class FramegateClient {
 
   // The connection closed or never opened: settle what it carried, then retry.
   #dropped({ code, reason }) {
-    clearTimeout(this.#connectTimer);
     if (this.#state === 'closed') return;
-    for (const [id, p] of this.#pending) {
-      clearTimeout(p.timer);
-      this.#pending.delete(id);
-      p.onLost();
-    }
-    for (const room of this.#rooms.values()) room.joinId = null;
+    this.#settleDropped();
     this.#attempt += 1;
     const delay = backoffDelay(this.#attempt, this.#opts);
     this.#setState('reconnecting', { delay, attempt: this.#attempt, code, reason });
     this.#retryTimer = setTimeout(() => this.#open(), delay);
   }
 
+  #settleDropped() {
+    clearTimeout(this.#connectTimer);
+    for (const [id, p] of this.#pending) {
+      clearTimeout(p.timer);
+      this.#pending.delete(id);
+      p.onLost();
+    }
+    for (const room of this.#rooms.values()) room.joinId = null;
+  }
+
   // Sends op now if the connection is open, else when it opens. An entry is
   // { op, onAnswer(answer), onLost(), reject, timeout, onTimeout }.
   #send(entry) {
-    if (this.#state !== 'open') { this.#queue.push(entry); return; }
+    if (this.#state !== 'open' || !this.#ws) { this.#queue.push(entry); return; }
     const id = this.#nextId++;
     if (entry.onAnswer) {
       const timer = entry.timeout ? setTimeout(() => {

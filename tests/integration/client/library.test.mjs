@@ -297,3 +297,29 @@ test('joins, publishes and presence asked before the connection opens go out onc
     assert.equal(c.position('forbidden-x'), null);
   });
 });
+
+test('reconnect() connects again at once with a fresh token, and rejoins with since', async () => {
+  await withServer({}, async (server, client) => {
+    let n = 0;
+    const c = client(server.url(), { getToken: () => `t${++n}`, minReconnectDelay: 60000, maxReconnectDelay: 60000 });
+    await c.connect();
+    const m = await member(c, 'r');
+    server.publish('r', 1);
+    await until(() => m.got.length === 1, 'one');
+    const presence = c.presence('r');
+    c.reconnect();
+    await until(() => c.state === 'open' && server.opsOf('join').length === 2, 'the rejoin');
+    assert.deepEqual(server.opsOf('join')[1].since, { epoch: 'e1', offset: 1 });
+    assert.deepEqual(server.handshakes.map((h) => h.token), ['t1', 't2']);
+    assert.equal((await presence).length, 1, 'presence asked again on the new connection');
+    // A wait of a minute before the next attempt is cut short too.
+    server.terminateAll();
+    await until(() => c.state === 'reconnecting', 'the drop');
+    c.reconnect();
+    await until(() => c.state === 'open', 'open again');
+    assert.equal(server.handshakes.length, 3);
+    server.publish('r', 2);
+    await until(() => m.got.length === 2, 'two');
+    assert.deepEqual(m.got, [[1, 1], [2, 2]]);
+  });
+});
