@@ -364,6 +364,7 @@ export class FramegateClient {
       }
     } else if (answer.recovered === true) {
       this.#drain(room);
+      this.#emit('recovered', { room: room.name, epoch: room.epoch, offset: room.offset });
       again = answer.offset > room.offset;  // the answer's top is above what came: ask again
     } else {
       this.#emit('unrecovered', { room: room.name, reason: answer.reason, epoch: answer.epoch, offset: answer.offset });

@@ -15,7 +15,7 @@ const fast = { WebSocket, minReconnectDelay: 10, maxReconnectDelay: 40 };
 function recorded(url, options) {
   const c = new FramegateClient(url, { ...fast, ...options });
   c.events = [];
-  for (const e of ['connecting', 'open', 'reconnecting', 'closed', 'error', 'unrecovered', 'presence'])
+  for (const e of ['connecting', 'open', 'reconnecting', 'closed', 'error', 'recovered', 'unrecovered', 'presence'])
     c.on(e, (detail) => c.events.push([e, detail]));
   return c;
 }
@@ -163,6 +163,7 @@ test('a gap in offsets is recovered with since: every message once, in order', a
     assert.deepEqual(m.got, range(1, 6).map((n) => [n, n]));
     const since = server.opsOf('join').filter((j) => j.since);
     assert.deepEqual(since.map((j) => j.since), [{ epoch: 'e1', offset: 2 }]);
+    assert.deepEqual(c.events.filter(([e]) => e === 'recovered').map(([, d]) => d), [{ room: 'r', epoch: 'e1', offset: 6 }]);
     // A repeat of what was delivered is dropped.
     conn.send({ room: 'r', data: 'again', offset: 4 });
     server.publish('r', 7);
