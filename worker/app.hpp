@@ -134,12 +134,54 @@ struct history_since {
   std::uint64_t offset = 0;
 };
 
+// What became of a publish (publish_options::done).
+struct publish_receipt {
+  bool ok = true;
+  std::uint64_t offset = 0;  // its place in the room's history (0: not numbered)
+  std::string error;         // !ok: why it will reach no other worker
+};
+
+struct publish_options {
+  // false: not kept in the room's history and not numbered (for what only
+  // live members need, such as presence events).
+  bool numbered = true;
+  // Called on the loop once the broker took the message (Redis
+  // acknowledged it) or gave up on it.
+  std::function<void(publish_receipt)> done;
+};
+
+// One user's connections in a room (broker::presence).
+struct presence_entry {
+  std::string user;
+  std::uint64_t connections = 0;
+};
+
+struct presence_result {
+  bool ok = false;
+  std::vector<presence_entry> members;  // sorted by user
+  std::string error;                    // !ok: why
+};
+
 class broker {
  public:
   virtual ~broker() = default;
   virtual void subscribe(std::string_view room) = 0;
   virtual void unsubscribe(std::string_view room) = 0;
   virtual void publish(std::string_view room, std::string_view payload) = 0;
+  // publish, with a receipt and a choice of numbering.
+  virtual void publish(std::string_view room, std::string_view payload, publish_options options) {
+    publish(room, payload);
+    if (options.done) options.done(publish_receipt{});
+  }
+  // This worker's connections of `user` in `room` (0: none), shared with
+  // every worker so that presence() counts the whole cluster. The broker
+  // keeps it current across its own reconnects.
+  virtual void set_presence(std::string_view /*room*/, std::string_view /*user*/, std::uint32_t /*connections*/) {}
+  // Every user with connections in `room`, on every worker; `done` runs on
+  // the loop (at once when the broker cannot tell).
+  virtual void presence(std::string_view /*room*/, std::function<void(presence_result)> done) {
+    done(presence_result{false, {}, "presence needs Redis (--redis)"});
+  }
   // The room's epoch and top and, with `since`, every message after it.
   // `done` runs on the loop (at once when the broker keeps no history),
   // and only after this worker's subscription to the room is in place:

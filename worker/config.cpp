@@ -127,6 +127,13 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
       ->envname("FRAMEGATE_HISTORY_TTL")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400}));
+  double presence_ttl = 15;
+  app.add_option("--presence-ttl", presence_ttl,
+                 "Seconds a worker's share of room presence outlives its last refresh (refreshed every third of "
+                 "it): how long a crashed worker's members stay listed")
+      ->envname("FRAMEGATE_PRESENCE_TTL")
+      ->capture_default_str()
+      ->check(CLI::Range(0.3, 3600.0));
   add_logging_options(app, cfg.logging);
   app.set_version_flag("--version", program.name + " (framegate " + std::string(fg::version) + ")");
 
@@ -156,6 +163,7 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
   cfg.slow_delay = std::chrono::milliseconds(slow_ms);
   cfg.redis_resubscribe_wait = seconds_to_ms(resubscribe_wait);
   cfg.history_ttl = std::chrono::seconds(history_ttl);
+  cfg.presence_ttl = seconds_to_ms(presence_ttl);
   return cfg;
 }
 

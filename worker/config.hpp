@@ -58,6 +58,8 @@ struct worker_config {
   // per room for recovery; 0 turns history (and offsets) off.
   std::size_t history_size = 100;
   std::chrono::seconds history_ttl{300};
+  // How long a worker's presence share outlives its last refresh (--presence-ttl).
+  std::chrono::milliseconds presence_ttl{15000};
 };
 
 // Which command line: framegate-worker's own (with --apps, --enable-test-apps

@@ -18,6 +18,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_app_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_recovery_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/room_permissions_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/rooms_presence_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/room_history_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/dispatcher_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/gateway_hub_broker_test.cpp
@@ -26,6 +27,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_envelope_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_broker_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_history_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_presence_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker_publish_envelope_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/flush_gate_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/inbound_check_test.cpp

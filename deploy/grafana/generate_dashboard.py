@@ -262,7 +262,12 @@ ROWS = [
               "by outcome: recovered is what clients want; trimmed says --history-size or --history-ttl is too "
               "small for how long clients stay away; epoch_changed follows a Redis that lost its data; "
               "unavailable, a Redis outage.",
-              [rate(f"{WK}history_requests_total", "outcome", "{{outcome}}")], "ops"),
+              [rate(f"{WK}history_requests_total", "outcome", "{{outcome}}"),
+               rate(f"{WK}history_recovered_messages_total", legend="messages recovered")], "ops"),
+        Panel("Presence", "Connections counted in room presence (every worker's share summed) and presence "
+              "ops answered per second.",
+              [total(f"{WK}presence_connections", legend="connections present"),
+               rate(f"{WK}presence_reads_total", legend="presence reads")]),
         Panel("Rooms and subscriptions", "Rooms with members on a worker and broker channels subscribed, summed "
               "over workers.",
               [total(f"{WK}rooms", legend="rooms"),

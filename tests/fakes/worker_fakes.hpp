@@ -27,6 +27,7 @@ class fake_broker final : public broker {
   struct publication {
     std::string room;
     std::string payload;
+    bool numbered = true;
   };
 
   void subscribe(std::string_view room) override {
@@ -40,6 +41,29 @@ class fake_broker final : public broker {
   void publish(std::string_view room, std::string_view payload) override {
     published.push_back({std::string(room), std::string(payload)});
   }
+  // Recorded like the plain one; the receipt waits for answer_publish().
+  void publish(std::string_view room, std::string_view payload, publish_options options) override {
+    published.push_back({std::string(room), std::string(payload), options.numbered});
+    if (options.done) receipts.push_back(std::move(options.done));
+  }
+  void answer_publish(publish_receipt r) {
+    auto done = std::move(receipts.front());
+    receipts.erase(receipts.begin());
+    done(std::move(r));
+  }
+  void set_presence(std::string_view room, std::string_view user, std::uint32_t connections) override {
+    presence_calls.push_back(std::string(room) + " " + std::string(user) + "=" + std::to_string(connections));
+  }
+  // Answered at once with `presence_answer`.
+  void presence(std::string_view room, std::function<void(presence_result)> done) override {
+    presence_asked.emplace_back(room);
+    done(presence_answer);
+  }
+  std::vector<std::function<void(publish_receipt)>> receipts;
+  std::vector<std::string> presence_calls;  // "room user=n"
+  std::vector<std::string> presence_asked;
+  presence_result presence_answer{true, {}, {}};
+
   // Recorded; the test answers with answer_history().
   void history(std::string_view room, const std::optional<history_since>& since,
                std::function<void(room_history)> done) override {

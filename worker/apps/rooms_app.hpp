@@ -65,6 +65,7 @@ class rooms_app final : public app {
     conn_id id = 0;
     std::uint64_t ticket = 0;  // tells this request's answer from an earlier one's
     bool asked_since = false;
+    std::string request_id;  // the join's "id", repeated in its answer
   };
   struct held_message {
     std::uint64_t offset = 0;
@@ -74,21 +75,29 @@ class rooms_app final : public app {
     std::vector<conn_id> live;
     std::vector<recovering_member> recovering;
     std::vector<held_message> held;  // while any member recovers
+    std::vector<conn_id> listeners;  // members that asked for presence events (subscribed to them while any)
+    std::unordered_map<std::string, std::uint32_t> users;  // local connections per user (presence)
     [[nodiscard]] bool empty() const noexcept { return live.empty() && recovering.empty(); }
   };
   using room_map = std::unordered_map<std::string, room_members, string_hash, std::equal_to<>>;
 
   void join(connection& c, const rooms_request& req);
-  void leave(connection& c, const std::string& room);
+  void leave(connection& c, const rooms_request& req);
+  void publish(connection& c, const rooms_request& req);
+  void presence(connection& c, const rooms_request& req);
   // Adds the room to the connection's kept state; false (answered) when
   // the connection is in too many rooms.
   bool remember_room(connection& c, const std::string& room);
   room_members& members_of(const std::string& room);
-  void add_live(const std::string& room, conn_id id);
-  void remove_member(std::string_view room, conn_id id);
+  void add_live(const std::string& room, const connection& c);
+  void remove_member(std::string_view room, const connection& c);
+  // One more or one less local connection of c's user in the room: the
+  // broker's presence share, and (unless restored) an event for listeners.
+  void count_presence(std::string_view room, room_members& m, const connection& c, bool joined, bool announce);
   void recover(connection& c, const rooms_request& req);
   void finish_recovery(const std::string& room, conn_id id, std::uint64_t ticket, room_history h);
-  void reply_error(connection& c, std::string_view message);
+  void reply_error(connection& c, std::string_view message, std::string_view id = {});
+  void answer(const connection& c, std::string text, std::string_view id);
 
   room_map rooms_;
   std::uint64_t next_ticket_ = 0;

@@ -71,6 +71,16 @@ broker_report gateway_hub_broker::report() const {
   return r;
 }
 
+void gateway_hub_broker::publish(std::string_view room, std::string_view payload, publish_options options) {
+  const std::uint64_t dropped = stats_.publishes_dropped;
+  publish(room, payload);
+  if (!options.done) return;
+  if (stats_.publishes_dropped == dropped)
+    options.done(publish_receipt{});
+  else
+    options.done(publish_receipt{false, 0, "the gateway hub is not reachable (link 0 is down)"});
+}
+
 void gateway_hub_broker::history(std::string_view, const std::optional<history_since>&,
                                  std::function<void(room_history)> done) {
   ++stats_.history_requests;

@@ -47,6 +47,8 @@ class gateway_hub_broker final : public broker, public hub_listener {
   void subscribe(std::string_view room) override;
   void unsubscribe(std::string_view room) override;
   void publish(std::string_view room, std::string_view payload) override;
+  // The receipt says whether link 0 took it (no numbering without Redis).
+  void publish(std::string_view room, std::string_view payload, publish_options options) override;
   // No history through the hub: answered at once, counted as "off".
   void history(std::string_view room, const std::optional<history_since>& since,
                std::function<void(room_history)> done) override;

@@ -1,11 +1,5 @@
 #include "worker/broker/history_scripts.hpp"
 
-#include <array>
-#include <cstdio>
-#include <stdexcept>
-
-#include <openssl/evp.h>
-
 namespace fg::worker {
 
 namespace {
@@ -14,7 +8,7 @@ namespace {
 // publish), so Lua's numbers compare them exactly.
 constexpr std::string_view publish_body = R"lua(
 local seen = redis.call('HGET', KEYS[1], ARGV[3])
-if seen and tonumber(seen) >= tonumber(ARGV[4]) then return -1 end
+if seen and tonumber(seen) >= tonumber(ARGV[4]) then return {-1, 0} end
 local epoch = redis.call('HGET', KEYS[1], '!epoch')
 if not epoch then
   epoch = ARGV[7]
@@ -26,7 +20,7 @@ local top = redis.call('HINCRBY', KEYS[1], '!top', 1)
 redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[5], top .. '-0', 'm', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[6])
-return redis.call('PUBLISH', ARGV[1], 'fgo ' .. epoch .. ' ' .. top .. '\n' .. ARGV[2])
+return {redis.call('PUBLISH', ARGV[1], 'fgo ' .. epoch .. ' ' .. top .. '\n' .. ARGV[2]), top}
 )lua";
 
 constexpr std::string_view read_body = R"lua(
@@ -48,43 +42,20 @@ end
 return {epoch, top, entries}
 )lua";
 
-history_script make_script(std::string_view body) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  if (EVP_Digest(body.data(), body.size(), digest.data(), &size, EVP_sha1(), nullptr) != 1)
-    throw std::runtime_error("OpenSSL has no SHA-1 (needed to name the history scripts for EVALSHA)");
-  std::string hex;
-  hex.reserve(2 * digest.size());
-  for (unsigned int i = 0; i < size; ++i) {
-    const unsigned char b = digest[i];
-    std::array<char, 3> two{};
-    std::snprintf(two.data(), two.size(), "%02x", b);
-    hex.append(two.data(), 2);
-  }
-  return {body, std::move(hex)};
-}
-
-std::string tagged(std::string_view channel, std::string_view suffix) {
-  std::string key;
-  key.reserve(channel.size() + 2 + suffix.size());
-  key.append("{").append(channel).append("}").append(suffix);
-  return key;
-}
-
 }  // namespace
 
-const history_script& history_publish_script() {
-  static const history_script s = make_script(publish_body);
+const redis_script& history_publish_script() {
+  static const redis_script s = make_redis_script(publish_body);
   return s;
 }
 
-const history_script& history_read_script() {
-  static const history_script s = make_script(read_body);
+const redis_script& history_read_script() {
+  static const redis_script s = make_redis_script(read_body);
   return s;
 }
 
-std::string history_meta_key(std::string_view channel) { return tagged(channel, ":m"); }
-std::string history_stream_key(std::string_view channel) { return tagged(channel, ":h"); }
+std::string history_meta_key(std::string_view channel) { return room_key(channel, ":m"); }
+std::string history_stream_key(std::string_view channel) { return room_key(channel, ":h"); }
 
 std::string new_room_epoch(std::mt19937_64& rng) {
   static constexpr std::string_view digits = "0123456789abcdef";

@@ -15,8 +15,8 @@
 //
 // publish:  KEYS {C}:m {C}:h; ARGV channel, envelope, origin, seq, maxlen,
 //           ttl, new epoch. PUBLISHes "fgo <epoch> <offset>\n<envelope>"
-//           (room_offset_header.hpp) and returns PUBLISH's receiver count,
-//           or -1 for a copy it had already published.
+//           (room_offset_header.hpp) and returns {PUBLISH's receiver
+//           count, offset}, or {-1, 0} for a copy it had already published.
 // history:  KEYS {C}:m {C}:h; ARGV new epoch, ttl, after ("" for none),
 //           count. Returns {epoch, top, entries}, entries being XRANGE's
 //           reply for the offsets above `after` (at most `count`).
@@ -26,15 +26,12 @@
 #include <string>
 #include <string_view>
 
+#include "worker/broker/redis_script.hpp"
+
 namespace fg::worker {
 
-struct history_script {
-  std::string_view body;
-  std::string sha1;  // lower-case hex, for EVALSHA
-};
-
-const history_script& history_publish_script();
-const history_script& history_read_script();
+const redis_script& history_publish_script();
+const redis_script& history_read_script();
 
 // The keys of the room whose channel is `channel`.
 std::string history_meta_key(std::string_view channel);

@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "worker/app.hpp"
 #include "worker/broker/redis_envelope.hpp"
 
 namespace fg::worker {
@@ -21,6 +23,8 @@ struct publish_record {
   std::string wire;                                  // envelope header + payload: what PUBLISH sends
   std::size_t header = redis_envelope_header_bytes;  // its header's size (version 2 is longer)
   bool owed_local = false;                           // our members get it from its copy coming back
+  bool numbered = true;                              // with history: through the history script
+  std::function<void(publish_receipt)> done;         // publish_options::done, called once
   long long expect = -1;  // subscribers it should reach (a flush after an outage); -1: no expectation
   std::chrono::steady_clock::time_point written;  // PUBLISH handed to hiredis, for its round trip
 

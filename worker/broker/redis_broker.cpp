@@ -1,6 +1,8 @@
 #include "worker/broker/redis_broker.hpp"
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <random>
 #include <utility>
 
@@ -11,6 +13,7 @@
 #include <boost/asio/post.hpp>
 
 #include "worker/broker/history_scripts.hpp"
+#include "worker/broker/presence_scripts.hpp"
 #include "worker/broker/redis_envelope.hpp"
 #include "worker/broker/room_offset_header.hpp"
 
@@ -34,6 +37,22 @@ std::string hex16(std::uint64_t v) {
   std::string s(16, '0');
   for (std::size_t i = 16; i-- > 0; v >>= 4) s[i] = digits[v & 0xf];
   return s;
+}
+
+// One command of at most 16 arguments from string views (binary-safe, no
+// allocation: publishes take this path): true when hiredis took it.
+bool send_command(redisAsyncContext* c, redisCallbackFn* cb, void* privdata,
+                  std::initializer_list<std::string_view> args) {
+  constexpr std::size_t max_args = 16;
+  std::array<const char*, max_args> argv{};
+  std::array<std::size_t, max_args> len{};
+  if (args.size() > max_args) return false;
+  std::size_t n = 0;
+  for (const std::string_view a : args) {
+    argv[n] = a.data();
+    len[n++] = a.size();
+  }
+  return redisAsyncCommandArgv(c, cb, privdata, static_cast<int>(n), argv.data(), len.data()) == REDIS_OK;
 }
 
 // "<offset>-0", the id the publish script gives an entry.
@@ -65,6 +84,11 @@ struct redis_broker::history_cookie {
   history_request req;
 };
 
+// A presence read on its way: freed by presence_reply_cb.
+struct redis_broker::presence_cookie {
+  std::function<void(presence_result)> done;
+};
+
 redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint, redis_broker_options options,
                            deliver_fn deliver, std::shared_ptr<spdlog::logger> log)
     : io_(io),
@@ -80,17 +104,20 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       dedup_(local_bound(options_.buffer)),
       mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)),
       origin_hex_(hex16(origin_)),
-      epoch_rng_(std::random_device{}()) {}
+      epoch_rng_(std::random_device{}()),
+      presence_timer_(io) {}
 
 redis_broker::~redis_broker() { stop(); }
 
 void redis_broker::start() {
   pub_.start();
   sub_.start();
+  refresh_presence();
 }
 
 void redis_broker::stop() {
   gate_timer_.cancel();
+  presence_timer_.cancel();
   gate_.cancel();
   // Null replies of the pending commands come back during these: ignored.
   pub_.stop();
@@ -98,6 +125,7 @@ void redis_broker::stop() {
   fail_history("the worker is stopping");
   pub_flowing_ = false;
   // Written ones were probably published; the others never will be.
+  for (const publish_record_ptr& r : outbox_.unwritten_records()) give_up(*r, "the worker stopped");
   if (const std::size_t unsent = outbox_.clear(); unsent > 0) {
     stats_.dropped += unsent;
     log_->warn("redis: {} buffered publishes never reached Redis (stopped during an outage)", unsent);
@@ -128,6 +156,10 @@ broker_report redis_broker::report() const {
   r.foreign = s.foreign;
   r.rejected = s.rejected;
   r.history = s.history;
+  r.history_recovered = s.history_recovered;
+  r.presence_reads = s.presence_reads;
+  for (const auto& [room, users] : presence_)
+    for (const auto& [user, n] : users) r.presence_connections += n;
   r.rooms = subs_.wanted();
   r.subscriptions = sub_.ready() ? subs_.announced() : 0;
   r.publish_ns = &publish_ns_;
@@ -268,7 +300,8 @@ void redis_broker::on_ready(redis_connection& c) {
   // The publish connection: the scripts first (a restarted Redis has
   // forgotten them; commands on one connection run in order), then the
   // flush once the earlier subscribers are back.
-  if (keeps_history()) load_scripts();
+  load_scripts();
+  send_all_presence();
   // Rooms with no remembered count wait the settle time instead: the other
   // workers that lost Redis with us come back within about one backoff
   // step of each other.
@@ -375,7 +408,9 @@ void redis_broker::try_start_flow() {
 
 // ---------------------------------------------------------------- publishing
 
-void redis_broker::publish(std::string_view room, std::string_view payload) {
+void redis_broker::publish(std::string_view room, std::string_view payload) { publish(room, payload, {}); }
+
+void redis_broker::publish(std::string_view room, std::string_view payload, publish_options options) {
   ++stats_.published;
   // Subscriptions of this turn first (their SUBSCRIBE leaves first).
   if (flush_posted_) flush_subscriptions();
@@ -385,9 +420,11 @@ void redis_broker::publish(std::string_view room, std::string_view payload) {
   r->wire = mac_ ? encode_signed_redis_envelope(*mac_, channel_of(room), origin_, r->seq, payload)
                  : encode_redis_envelope(origin_, r->seq, payload);
   r->header = r->wire.size() - payload.size();
-  // With history, members get the copy from Redis, numbered; without, a
-  // copy that cannot come back through Redis is delivered here.
-  if (!keeps_history() && subs_.wants(room)) {
+  r->numbered = options.numbered && keeps_history();
+  r->done = std::move(options.done);
+  // Numbered ones reach members from Redis, with their offset; otherwise
+  // a copy that cannot come back through Redis is delivered here.
+  if (!r->numbered && subs_.wants(room)) {
     if (pub_flowing_ && confirmed(room))
       dedup_.owe(r);
     else
@@ -398,6 +435,7 @@ void redis_broker::publish(std::string_view room, std::string_view payload) {
     if (stats_.dropped++ == 0)
       log_->warn("redis: outbox full ({} publishes): dropping the oldest; other hosts miss them", outbox_.bound());
     if (dropped->owed_local) deliver_locally(*dropped);
+    give_up(*dropped, "dropped: the Redis outbox is full (--redis-buffer)");
     dedup_.forget(dropped->seq);  // it will never come back
   }
   send_outbox();
@@ -419,25 +457,18 @@ void redis_broker::send_outbox() {
 
 bool redis_broker::send_publish(redisAsyncContext* c, const publish_record& r) {
   const std::string channel = channel_of(r.room);
-  if (!keeps_history()) {
+  if (!r.numbered) {
     const char* argv[3] = {"PUBLISH", channel.data(), r.wire.data()};
     const std::size_t len[3] = {7, channel.size(), r.wire.size()};
     return redisAsyncCommandArgv(c, publish_reply_cb, this, 3, argv, len) == REDIS_OK;
   }
-  const history_script& script = history_publish_script();
+  const redis_script& script = history_publish_script();
   const std::string meta = history_meta_key(channel), stream = history_stream_key(channel);
   const std::string seq = std::to_string(r.seq), maxlen = std::to_string(options_.history_size),
                     ttl = std::to_string(options_.history_ttl.count()), epoch = new_room_epoch(epoch_rng_);
-  const std::string_view args[] = {"EVALSHA", script.sha1, "2", meta,   stream, channel,
+  const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2", meta,   stream, channel,
                                    r.wire,    origin_hex_, seq, maxlen, ttl,    epoch};
-  std::array<const char*, std::size(args)> argv{};
-  std::array<std::size_t, std::size(args)> len{};
-  for (std::size_t i = 0; i < std::size(args); ++i) {
-    argv[i] = args[i].data();
-    len[i] = args[i].size();
-  }
-  return redisAsyncCommandArgv(c, publish_reply_cb, this, static_cast<int>(argv.size()), argv.data(), len.data()) ==
-         REDIS_OK;
+  return send_command(c, publish_reply_cb, this, args);
 }
 
 void redis_broker::on_publish_reply(const redisReply& r) {
@@ -445,22 +476,36 @@ void redis_broker::on_publish_reply(const redisReply& r) {
   if (!done) return;
   publish_ns_.observe(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - done->written).count()));
-  if (r.type == REDIS_REPLY_INTEGER && r.integer < 0) {
-    // The publish script had published this copy before the reconnect.
-    ++stats_.duplicates;
-    return;
-  }
-  if (r.type == REDIS_REPLY_INTEGER) {
-    // Fewer subscribers than before the outage: a peer is not back (or left).
-    if (done->expect >= 0 && r.integer < done->expect) ++stats_.missed;
-    gate_.note_receivers(done->room, r.integer);
-  }
   if (r.type == REDIS_REPLY_ERROR) {
-    // Refused for good (ACL, ...): other hosts will not get it.
+    // Refused for good (ACL, a script flushed, ...): other hosts will not get it.
     if (stats_.dropped++ % 1000 == 0)
       log_->warn("redis: PUBLISH to {} refused: {}", channel_of(done->room), str_of(&r));
     if (done->owed_local) deliver_locally(*done);
+    return give_up(*done, "refused by Redis: " + std::string(str_of(&r)));
   }
+  // PUBLISH: the receiver count; the history script: {count, offset}.
+  long long receivers = -1;
+  std::uint64_t offset = 0;
+  if (r.type == REDIS_REPLY_INTEGER) {
+    receivers = r.integer;
+  } else if (r.type == REDIS_REPLY_ARRAY && r.elements == 2 && r.element[0]->type == REDIS_REPLY_INTEGER &&
+             r.element[1]->type == REDIS_REPLY_INTEGER) {
+    receivers = r.element[0]->integer;
+    offset = static_cast<std::uint64_t>(std::max<long long>(r.element[1]->integer, 0));
+  }
+  if (receivers < 0) {
+    // The history script had published this copy before the reconnect.
+    ++stats_.duplicates;
+  } else {
+    // Fewer subscribers than before the outage: a peer is not back (or left).
+    if (done->expect >= 0 && receivers < done->expect) ++stats_.missed;
+    gate_.note_receivers(done->room, receivers);
+  }
+  if (done->done) std::exchange(done->done, nullptr)(publish_receipt{true, offset, {}});
+}
+
+void redis_broker::give_up(publish_record& r, std::string_view why) {
+  if (r.done) std::exchange(r.done, nullptr)(publish_receipt{false, 0, std::string(why)});
 }
 
 // ----------------------------------------------------------------- delivery
@@ -539,7 +584,8 @@ void redis_broker::history(std::string_view room, const std::optional<history_si
 }
 
 void redis_broker::load_scripts() {
-  for (const history_script* s : {&history_publish_script(), &history_read_script()}) {
+  for (const redis_script* s :
+       {&history_publish_script(), &history_read_script(), &presence_update_script(), &presence_read_script()}) {
     const char* argv[3] = {"SCRIPT", "LOAD", s->body.data()};
     const std::size_t len[3] = {6, 4, s->body.size()};
     // The reply (the SHA-1 we computed) is not needed: no callback.
@@ -559,22 +605,15 @@ void redis_broker::send_waiting_history() {
 }
 
 bool redis_broker::send_history(history_request& req) {
-  const history_script& script = history_read_script();
+  const redis_script& script = history_read_script();
   const std::string channel = channel_of(req.room);
   const std::string meta = history_meta_key(channel), stream = history_stream_key(channel);
   const std::string epoch = new_room_epoch(epoch_rng_), ttl = std::to_string(options_.history_ttl.count()),
                     after = req.since ? std::to_string(req.since->offset) : std::string(),
                     count = std::to_string(options_.history_size);
-  const std::string_view args[] = {"EVALSHA", script.sha1, "2", meta, stream, epoch, ttl, after, count};
-  std::array<const char*, std::size(args)> argv{};
-  std::array<std::size_t, std::size(args)> len{};
-  for (std::size_t i = 0; i < std::size(args); ++i) {
-    argv[i] = args[i].data();
-    len[i] = args[i].size();
-  }
+  const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2", meta, stream, epoch, ttl, after, count};
   auto* ck = new history_cookie{this, std::move(req)};
-  if (redisAsyncCommandArgv(pub_.context(), history_reply_cb, ck, static_cast<int>(argv.size()), argv.data(),
-                            len.data()) != REDIS_OK) {
+  if (!send_command(pub_.context(), history_reply_cb, ck, args)) {
     finish_history(ck->req, {room_history::outcome::unavailable, {}, 0, {}, "hiredis refused EVALSHA"});
     delete ck;
     pub_.abort("hiredis refused EVALSHA");
@@ -626,8 +665,83 @@ void redis_broker::fail_history(std::string_view why, std::string_view room) {
   for (auto& req : failed) finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, std::string(why)});
 }
 
+// ----------------------------------------------------------------- presence
+
+void redis_broker::set_presence(std::string_view room, std::string_view user, std::uint32_t connections) {
+  auto& users = presence_[std::string(room)];
+  if (connections > 0)
+    users[std::string(user)] = connections;
+  else
+    users.erase(std::string(user));
+  if (users.empty()) presence_.erase(std::string(room));
+  // Down: written whole after the reconnect (send_all_presence).
+  if (pub_.ready()) send_presence(room, user, connections);
+}
+
+bool redis_broker::send_presence(std::string_view room, std::optional<std::string_view> user,
+                                 std::uint32_t connections) {
+  const redis_script& script = presence_update_script();
+  const std::string channel = channel_of(room);
+  const std::string key = presence_key(channel), deadlines = presence_deadlines_key(channel),
+                    field = user ? presence_field(origin_hex_, *user) : std::string(),
+                    count = std::to_string(connections), ttl = std::to_string(options_.presence_ttl.count());
+  const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2", key, deadlines, field, count, origin_hex_, ttl};
+  if (!send_command(pub_.context(), nullptr, nullptr, args)) {
+    pub_.abort("hiredis refused EVALSHA");
+    return false;
+  }
+  return true;
+}
+
+void redis_broker::send_all_presence() {
+  for (const auto& [room, users] : presence_)
+    for (const auto& [user, n] : users)
+      if (!send_presence(room, user, n)) return;
+}
+
+void redis_broker::refresh_presence() {
+  // Only the deadline moves: one short command per room with members here.
+  if (pub_.ready())
+    for (const auto& [room, users] : presence_)
+      if (!send_presence(room, std::nullopt, 0)) break;
+  presence_timer_.expires_after(options_.presence_ttl / 3);
+  presence_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) refresh_presence();
+  });
+}
+
+void redis_broker::presence(std::string_view room, std::function<void(presence_result)> done) {
+  if (!pub_.ready()) return done(presence_result{false, {}, "Redis is not connected"});
+  const redis_script& script = presence_read_script();
+  const std::string channel = channel_of(room);
+  const std::string key = presence_key(channel), deadlines = presence_deadlines_key(channel);
+  const std::initializer_list<std::string_view> args = {"EVALSHA", script.sha1, "2", key, deadlines};
+  ++stats_.presence_reads;
+  auto* ck = new presence_cookie{std::move(done)};
+  if (!send_command(pub_.context(), presence_reply_cb, ck, args)) {
+    ck->done(presence_result{false, {}, "hiredis refused EVALSHA"});
+    delete ck;
+    pub_.abort("hiredis refused EVALSHA");
+  }
+}
+
+void redis_broker::presence_reply_cb(redisAsyncContext*, void* reply, void* privdata) {
+  const std::unique_ptr<presence_cookie> ck(static_cast<presence_cookie*>(privdata));
+  const auto* r = static_cast<const redisReply*>(reply);
+  if (r == nullptr) return ck->done(presence_result{false, {}, "the Redis connection was lost"});
+  if (r->type != REDIS_REPLY_ARRAY)
+    return ck->done(presence_result{
+        false, {}, r->type == REDIS_REPLY_ERROR ? std::string(str_of(r)) : "unexpected presence reply"});
+  std::vector<std::pair<std::string_view, std::string_view>> fields;
+  for (std::size_t i = 0; i + 1 < r->elements; i += 2)
+    if (r->element[i]->type == REDIS_REPLY_STRING && r->element[i + 1]->type == REDIS_REPLY_STRING)
+      fields.emplace_back(str_of(r->element[i]), str_of(r->element[i + 1]));
+  ck->done(presence_result{true, sum_presence(fields), {}});
+}
+
 void redis_broker::finish_history(history_request& req, room_history h) {
   ++stats_.history[static_cast<std::size_t>(h.result)];
+  stats_.history_recovered += h.entries.size();
   if (req.done) req.done(std::move(h));
 }
 

@@ -21,9 +21,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -69,6 +71,9 @@ struct redis_broker_options {
   // for how long after the room's last publish.
   std::size_t history_size = 100;
   std::chrono::seconds history_ttl{300};
+  // How long this worker's presence share outlives its last refresh (it
+  // is refreshed every third of it).
+  std::chrono::milliseconds presence_ttl{15000};
 };
 
 // Counters since start(): report() hands most of them to /metrics; the
@@ -87,7 +92,9 @@ struct redis_broker_stats {
   inbound_reject_counts rejected{};  // channel messages dropped unseen, by inbound_reject
   std::uint64_t subscribe_commands = 0;
   std::uint64_t unsubscribe_commands = 0;
-  history_outcome_counts history{};  // broker::history calls, by outcome
+  history_outcome_counts history{};     // broker::history calls, by outcome
+  std::uint64_t history_recovered = 0;  // entries handed out by recovered ones
+  std::uint64_t presence_reads = 0;
 };
 
 class redis_broker final : public broker, private redis_connection::listener {
@@ -106,6 +113,9 @@ class redis_broker final : public broker, private redis_connection::listener {
   void subscribe(std::string_view room) override;
   void unsubscribe(std::string_view room) override;
   void publish(std::string_view room, std::string_view payload) override;
+  void publish(std::string_view room, std::string_view payload, publish_options options) override;
+  void set_presence(std::string_view room, std::string_view user, std::uint32_t connections) override;
+  void presence(std::string_view room, std::function<void(presence_result)> done) override;
   void history(std::string_view room, const std::optional<history_since>& since,
                std::function<void(room_history)> done) override;
 
@@ -163,6 +173,16 @@ class redis_broker final : public broker, private redis_connection::listener {
   void fail_history(std::string_view why, std::string_view room = {});
   void finish_history(history_request& req, room_history h);
 
+  // Presence: this worker's share, written on change, refreshed by a timer
+  // and written again whole after a reconnect.
+  struct presence_cookie;
+  // Without a user: only the deadline is refreshed.
+  bool send_presence(std::string_view room, std::optional<std::string_view> user, std::uint32_t connections);
+  void send_all_presence();
+  void refresh_presence();
+  static void presence_reply_cb(redisAsyncContext* ac, void* reply, void* privdata);
+  static void give_up(publish_record& r, std::string_view why);
+
   // Delivery.
   void deliver(std::string_view room, std::string_view payload, room_position at = {});
   // Delivers `r` to this worker's members now and remembers its seq.
@@ -202,6 +222,8 @@ class redis_broker final : public broker, private redis_connection::listener {
   std::string origin_hex_;  // the publish script's key for our seqs
   std::mt19937_64 epoch_rng_;
   std::vector<history_request> waiting_history_;
+  std::unordered_map<std::string, std::unordered_map<std::string, std::uint32_t>> presence_;  // room -> user -> n
+  boost::asio::steady_timer presence_timer_;
 
   redis_broker_stats stats_;
   metrics::histogram publish_ns_{metrics::buckets::latency_ns};

@@ -84,6 +84,14 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
   for (std::size_t i = 0; i < history_outcome_count; ++i)
     history.add(static_cast<double>(b.history[i]),
                 {{"outcome", history_outcome_name(static_cast<room_history::outcome>(i))}});
+  out.counter("framegate_worker_history_recovered_messages_total",
+              "Messages delivered to clients by recoveries (joins with since).",
+              static_cast<double>(b.history_recovered));
+  out.gauge("framegate_worker_presence_connections",
+            "Connections this worker counts in room presence (summed over rooms and users).",
+            static_cast<double>(b.presence_connections));
+  out.counter("framegate_worker_presence_reads_total", "Presence ops answered from Redis.",
+              static_cast<double>(b.presence_reads));
   out.gauge("framegate_worker_rooms", "Rooms with members on this worker.", static_cast<double>(b.rooms));
   out.gauge("framegate_worker_broker_subscriptions", "Broker channels (rooms) this worker is subscribed to.",
             static_cast<double>(b.subscriptions));

@@ -43,6 +43,9 @@ struct broker_report {
   // Room history reads, by room_history::outcome; all "off" for the hub
   // (it keeps no history).
   history_outcome_counts history{};
+  std::uint64_t history_recovered = 0;             // messages delivered by recoveries
+  std::uint64_t presence_connections = 0;          // gauge: this worker's share of presence (connections)
+  std::uint64_t presence_reads = 0;                // presence ops answered from Redis
   std::uint64_t rooms = 0;                         // gauge: rooms with local members
   std::uint64_t subscriptions = 0;                 // gauge: channels subscribed now
   const metrics::histogram* publish_ns = nullptr;  // Redis PUBLISH round trip; null for the hub

@@ -64,6 +64,7 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       options.secret = config.redis_secret;
       options.history_size = config.history_size;
       options.history_ttl = config.history_ttl;
+      options.presence_ttl = config.presence_ttl;
       redis = std::make_unique<redis_broker>(io, *config.redis, options, deliver, component_logger("redis"));
       runtime.set_broker(*redis, nullptr);
       log->info("rooms through Redis at {} (channels {}room:<R>, {}, {})", config.redis->describe(),

@@ -300,10 +300,15 @@ class LiveMetricsTest(unittest.TestCase):
     def test_broker_publishes_and_deliveries(self):
         workers = self.workers_after
         total = lambda name: sum(w[name].value() for w in workers)
-        self.assertEqual(total("framegate_worker_broker_publishes_total"), 2)  # one from a client, one from the API
-        # Every worker with members gets each publish once, through Redis.
+        # One from a client, one from the API, and the presence events of two
+        # joins and two closes (published to the rooms' event channels).
+        self.assertEqual(total("framegate_worker_broker_publishes_total"), 2 + 4)
+        # Every worker with members gets each publish once, through Redis
+        # (nobody listens to presence events).
         self.assertEqual(total("framegate_worker_broker_deliveries_total"), 2 * self.workers_with_members)
-        self.assertEqual(sum(w["framegate_worker_broker_publish_seconds"].count() for w in workers), 2)
+        self.assertEqual(sum(w["framegate_worker_broker_publish_seconds"].count() for w in workers), 2 + 4)
+        self.assertEqual(sum(w["framegate_worker_presence_connections"].value() for w in self.workers_open), 2)
+        self.assertEqual(sum(w["framegate_worker_presence_connections"].value() for w in workers), 0)
         for w in workers:
             self.assertEqual(w["framegate_worker_broker_up"].value(broker="redis"), 1)
             self.assertEqual(w["framegate_worker_broker_dropped_total"].value(), 0)
