@@ -77,11 +77,16 @@ export class Cluster {
     c.workerArgs = workerArgs;
     c.gatewayArgs = ['--threads', String(threads), '--link-dir', c.linkDir, ...gatewayArgs];
     c.gateway = new Child('gateway', gatewayBin, ['--listen', '127.0.0.1:0', ...c.gatewayArgs]);
-    const m = await c.gateway.waitFor(/listening on [^ ]+:(\d+)/);
-    c.port = Number(m[1]);
     c.workers = [];
-    for (let i = 1; i <= workers; ++i) c.workers.push(c.startWorker(`w${i}`));
-    await c.waitForRegistrations(workers);
+    try {
+      const m = await c.gateway.waitFor(/listening on [^ ]+:(\d+)/);
+      c.port = Number(m[1]);
+      for (let i = 1; i <= workers; ++i) c.workers.push(c.startWorker(`w${i}`));
+      await c.waitForRegistrations(workers);
+    } catch (e) {
+      await c.stop();  // a start that failed leaves no process and no directory behind
+      throw e;
+    }
     return c;
   }
 
