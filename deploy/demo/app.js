@@ -1,23 +1,25 @@
-// framegate rooms demo: one WebSocket to /rooms on the host that served
-// this page. Join a room, publish {from, text}, show what the room receives.
-// Reconnects with backoff when the connection drops, and joins again.
-'use strict';
+// framegate rooms demo: the client library (framegate.js, a copy of
+// clients/js/framegate.js) on /rooms of the host that served this page.
+// Join a room, publish {from, text}, show what the room receives: each
+// message once and in order, with what a dropped connection missed
+// recovered from the room's history. A token (the Token field, or ?token=
+// in this page's address) is sent when the gateway asks for one.
+import { FramegateClient } from './framegate.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   state: $('state'), endpoint: $('endpoint'),
-  joinForm: $('join-form'), name: $('name'), room: $('room'), join: $('join'), leave: $('leave'),
+  joinForm: $('join-form'), name: $('name'), room: $('room'), token: $('token'), join: $('join'), leave: $('leave'),
   membership: $('membership'), roomLabel: $('room-label'),
   messages: $('messages'), empty: $('empty'),
   sendForm: $('send-form'), message: $('message'), send: $('send'),
 };
 
 const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/rooms`;
-let ws = null;
 let joined = null;  // { name, room } once the user joined
-let retryMs = 500;
-let retryTimer = 0;
+let usedToken = '';
 
+// The library's states shown with the demo's three colours.
 function setState(state, text) {
   ui.state.dataset.state = state;
   ui.state.textContent = text;
@@ -26,16 +28,20 @@ function setState(state, text) {
   ui.send.disabled = !canSend;
 }
 
-function addEntry(kind, from, text) {
+function addEntry(kind, from, text, offset) {
   const li = document.createElement('li');
   li.className = kind;
+  if (offset !== undefined) li.dataset.offset = String(offset);
   if (from !== null) {
     const who = document.createElement('span');
     who.className = 'from';
     who.textContent = from;
     li.append(who);
   }
-  li.append(document.createTextNode(text));
+  const body = document.createElement('span');
+  body.className = 'text';
+  body.textContent = text;
+  li.append(body);
   const time = document.createElement('time');
   const now = new Date();
   time.dateTime = now.toISOString();
@@ -48,40 +54,22 @@ function addEntry(kind, from, text) {
 
 const note = (text) => addEntry('note', null, text);
 
-function sendOp(op) {
-  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(op));
-}
-
-function onMessage(event) {
-  let msg;
-  try { msg = JSON.parse(event.data); } catch { return note(`Unreadable message: ${event.data}`); }
-  if (msg && typeof msg.error === 'string') return addEntry('error', null, `Server: ${msg.error}`);
-  if (!msg || !joined || msg.room !== joined.room) return;
-  const data = msg.data;
+function onMessage(data, { offset }) {
   if (data && typeof data.from === 'string' && typeof data.text === 'string')
-    addEntry(data.from === joined.name ? 'mine' : 'theirs', data.from, data.text);
+    addEntry(data.from === joined?.name ? 'mine' : 'theirs', data.from, data.text, offset);
   else
-    addEntry('theirs', '(raw)', JSON.stringify(data));
+    addEntry('theirs', '(raw)', JSON.stringify(data), offset);
 }
 
-function connect() {
-  clearTimeout(retryTimer);
-  setState('connecting', 'Connecting…');
-  ws = new WebSocket(url);
-  ws.addEventListener('open', () => {
-    retryMs = 500;
-    setState('open', 'Connected');
-    if (joined) sendOp({ op: 'join', room: joined.room });  // again, after a reconnect
-  });
-  ws.addEventListener('message', onMessage);
-  ws.addEventListener('close', () => {
-    ws = null;
-    const seconds = Math.round(retryMs / 100) / 10;
-    setState('closed', `Disconnected, retrying in ${seconds} s`);
-    retryTimer = setTimeout(connect, retryMs);
-    retryMs = Math.min(retryMs * 2, 8000);
-  });
-}
+const client = new FramegateClient(url, {
+  getToken: () => { usedToken = ui.token.value.trim(); return usedToken; },
+});
+client.on('connecting', () => setState('connecting', 'Connecting…'));
+client.on('open', () => setState('open', 'Connected'));
+client.on('reconnecting', ({ delay }) =>
+  setState('closed', `Disconnected, retrying in ${Math.round(delay / 100) / 10} s`));
+client.on('unrecovered', ({ room, reason }) => note(`Some messages of “${room}” could not be recovered: ${reason}.`));
+client.on('error', (e) => { if (e.code === 'server') addEntry('error', null, `Server: ${e.message}`); });
 
 function showMembership() {
   const inRoom = joined !== null;
@@ -94,14 +82,24 @@ function showMembership() {
   setState(ui.state.dataset.state, ui.state.textContent);
 }
 
+function leaveRoom() {
+  client.leave(joined.room).catch(() => {});
+  note(`Left “${joined.room}”.`);
+  joined = null;
+}
+
 ui.joinForm.addEventListener('submit', (event) => {
   event.preventDefault();
   const name = ui.name.value.trim();
   const room = ui.room.value.trim();
   if (!name || !room) return;
-  if (joined && joined.room !== room) sendOp({ op: 'leave', room: joined.room });
-  if (!joined || joined.room !== room) {
-    sendOp({ op: 'join', room });
+  if (ui.token.value.trim() !== usedToken) client.reconnect();  // logged in (or out)
+  if (joined && joined.room !== room) leaveRoom();
+  if (!joined) {
+    client.join(room, { onMessage }).catch((e) => {
+      addEntry('error', null, `Server: ${e.message}`);
+      if (joined?.room === room) { joined = null; showMembership(); }
+    });
     note(`Joined “${room}” as ${name}.`);
   }
   joined = { name, room };
@@ -112,9 +110,7 @@ ui.joinForm.addEventListener('submit', (event) => {
 
 ui.leave.addEventListener('click', () => {
   if (!joined) return;
-  sendOp({ op: 'leave', room: joined.room });
-  note(`Left “${joined.room}”.`);
-  joined = null;
+  leaveRoom();
   showMembership();
 });
 
@@ -122,7 +118,8 @@ ui.sendForm.addEventListener('submit', (event) => {
   event.preventDefault();
   const text = ui.message.value.trim();
   if (!text || !joined) return;
-  sendOp({ op: 'publish', room: joined.room, data: { from: joined.name, text } });
+  client.publish(joined.room, { from: joined.name, text })
+    .catch((e) => addEntry('error', null, e.code === 'server' ? `Server: ${e.message}` : `Maybe not sent: ${e.message}`));
   ui.message.value = '';
 });
 
@@ -131,5 +128,8 @@ let savedName = null;
 try { savedName = localStorage.getItem('framegate-demo-name'); } catch { /* storage may be off */ }
 ui.name.value = params.get('name') ?? savedName ?? '';
 if (params.get('room')) ui.room.value = params.get('room');
+if (params.get('token')) ui.token.value = params.get('token');
 ui.endpoint.textContent = url;
-connect();
+// For scripts and tests driving the page.
+window.framegateDemo = { client };
+client.connect();

@@ -136,6 +136,14 @@ test('framegate up serves the bundled demo unless told otherwise', { timeout: 60
     const r = await get(port, '/');
     assert.equal(r.status, 200);
     assert.match(r.body, /<title>framegate rooms demo<\/title>/);
+    // The demo's client library is clients/js/framegate.js, byte for byte:
+    // the gateway serves only files under the static dir (no link out of
+    // it), so the demo holds a copy, which must not drift.
+    const lib = await get(port, '/framegate.js');
+    assert.equal(lib.status, 200);
+    assert.equal(lib.headers['content-type'], 'text/javascript; charset=utf-8');
+    assert.equal(lib.body, readFileSync(join(repo, 'clients', 'js', 'framegate.js'), 'latin1'),
+      'deploy/demo/framegate.js differs from clients/js/framegate.js: cp clients/js/framegate.js deploy/demo/');
   } finally {
     if (up.exitCode === null) {
       up.kill('SIGTERM');

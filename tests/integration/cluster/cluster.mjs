@@ -75,13 +75,18 @@ export class Cluster {
     const c = new Cluster();
     c.linkDir = mkdtempSync(join(tmpdir(), 'fg-cluster-'));
     c.workerArgs = workerArgs;
-    c.gateway = new Child('gateway', gatewayBin,
-      ['--listen', '127.0.0.1:0', '--threads', String(threads), '--link-dir', c.linkDir, ...gatewayArgs]);
-    const m = await c.gateway.waitFor(/listening on [^ ]+:(\d+)/);
-    c.port = Number(m[1]);
+    c.gatewayArgs = ['--threads', String(threads), '--link-dir', c.linkDir, ...gatewayArgs];
+    c.gateway = new Child('gateway', gatewayBin, ['--listen', '127.0.0.1:0', ...c.gatewayArgs]);
     c.workers = [];
-    for (let i = 1; i <= workers; ++i) c.workers.push(c.startWorker(`w${i}`));
-    await c.waitForRegistrations(workers);
+    try {
+      const m = await c.gateway.waitFor(/listening on [^ ]+:(\d+)/);
+      c.port = Number(m[1]);
+      for (let i = 1; i <= workers; ++i) c.workers.push(c.startWorker(`w${i}`));
+      await c.waitForRegistrations(workers);
+    } catch (e) {
+      await c.stop();  // a start that failed leaves no process and no directory behind
+      throw e;
+    }
     return c;
   }
 
@@ -109,6 +114,17 @@ export class Cluster {
     const before = registrations(this.gateway);
     this.workers[i] = this.startWorker(this.workers[i].name);
     await this.waitForRegistrations(before + 1);
+  }
+
+  // Stops the gateway (SIGTERM: its clients get 1001; 'SIGKILL': a crash) and
+  // starts it again on the same port and link directory; resolves once every
+  // running worker registered with the new one.
+  async restartGateway(signal = 'SIGTERM') {
+    await this.gateway.stop(signal);
+    this.gateway = new Child('gateway', gatewayBin, ['--listen', `127.0.0.1:${this.port}`, ...this.gatewayArgs]);
+    await this.gateway.waitFor(/listening on [^ ]+:(\d+)/);
+    const running = this.workers.filter((w) => w.proc.exitCode === null && w.proc.signalCode === null).length;
+    await this.waitForRegistrations(running);
   }
 
   async stop() {
