@@ -117,7 +117,7 @@ void rooms_app::join(connection& c, const rooms_request& req) {
   } else {
     const auto& rooms = c.state().rooms;
     if (std::find(rooms.begin(), rooms.end(), req.room) == rooms.end()) {
-      if (!remember_room(c, req.room)) return;
+      if (!remember_room(c, req.room, req.id)) return;
       add_live(req.room, c);
     }
     if (!req.id.empty()) answer(c, rooms_joined_plain(req.room), req.id);
@@ -129,11 +129,11 @@ void rooms_app::join(connection& c, const rooms_request& req) {
   it->second.listeners.push_back(c.id());
 }
 
-bool rooms_app::remember_room(connection& c, const std::string& room) {
+bool rooms_app::remember_room(connection& c, const std::string& room, std::string_view id) {
   const auto& rooms = c.state().rooms;
   if (std::find(rooms.begin(), rooms.end(), room) != rooms.end()) return true;
   if (rooms.size() >= max_rooms_per_connection) {
-    reply_error(c, "too many rooms: a connection may be in at most " + std::to_string(max_rooms_per_connection));
+    reply_error(c, "too many rooms: a connection may be in at most " + std::to_string(max_rooms_per_connection), id);
     return false;
   }
   connection_state next = c.state();
@@ -143,7 +143,7 @@ bool rooms_app::remember_room(connection& c, const std::string& room) {
 }
 
 void rooms_app::recover(connection& c, const rooms_request& req) {
-  if (!remember_room(c, req.room)) return;
+  if (!remember_room(c, req.room, req.id)) return;
   // A member asking again (a client that saw a gap) waits like a new one;
   // its earlier request's answer, if still coming, is ignored (ticket).
   room_members& m = members_of(req.room);

@@ -87,7 +87,7 @@ class rooms_app final : public app {
   void presence(connection& c, const rooms_request& req);
   // Adds the room to the connection's kept state; false (answered) when
   // the connection is in too many rooms.
-  bool remember_room(connection& c, const std::string& room);
+  bool remember_room(connection& c, const std::string& room, std::string_view id);
   room_members& members_of(const std::string& room);
   void add_live(const std::string& room, const connection& c);
   void remove_member(std::string_view room, const connection& c);

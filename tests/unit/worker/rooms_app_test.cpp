@@ -162,6 +162,11 @@ TEST_F(RoomsApp, AConnectionMayJoinABoundedNumberOfRooms) {
   text(c, R"({"op":"join","room":"one-too-many"})");
   EXPECT_NE(last_error().find("too many rooms"), std::string::npos);
   EXPECT_EQ(app_.room_count(), rooms_app::max_rooms_per_connection);
+  text(c, R"({"op":"join","room":"one-too-many","recover":true,"id":5})");
+  const auto answer = nlohmann::json::parse(api_.sends.back().payload);
+  EXPECT_EQ(answer["id"], 5) << "the refusal answers the op's id";
+  EXPECT_NE(answer["error"].get<std::string>().find("too many rooms"), std::string::npos);
+  EXPECT_EQ(app_.room_count(), rooms_app::max_rooms_per_connection);
 }
 
 }  // namespace
