@@ -6,10 +6,17 @@ a close, whenever it comes, is seen."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 
 from framegate_harness import OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, HarnessError, WsClient, WsTimeout
+
+
+# Redis numbers room messages (history is on by default): the offset comes
+# last. Messages are kept without it, so that a publish's expected text
+# matches; the offsets are kept apart.
+OFFSET = re.compile(r',"offset":(\d+)\}$')
 
 
 class RoomClient:
@@ -17,7 +24,8 @@ class RoomClient:
         self.name = name
         self.ws = WsClient(host, port, timeout=10).connect()
         self.ws.handshake(path)
-        self.messages: list[str] = []
+        self.messages: list[str] = []  # as received, without their offset
+        self.offsets: list[int | None] = []  # of each message (None: not numbered)
         self.closed: str | None = None  # why the connection ended, if it did
         self.changed = threading.Condition()
         self.send_lock = threading.Lock()
@@ -40,8 +48,11 @@ class RoomClient:
                 self.ended(f"close frame, code {frame.close_code}")
                 return
             elif frame.opcode == OP_TEXT:
+                text = frame.payload.decode()
+                numbered = OFFSET.search(text)
                 with self.changed:
-                    self.messages.append(frame.payload.decode())
+                    self.messages.append(OFFSET.sub("}", text) if numbered else text)
+                    self.offsets.append(int(numbered.group(1)) if numbered else None)
                     self.changed.notify_all()
 
     def ended(self, why: str) -> None:

@@ -176,6 +176,9 @@ class ComposeLiveTest(unittest.TestCase):
         time.sleep(0.5)  # time for a duplicate to show up
         twice = {(c.name, m): c.count(m) for c in clients for m in messages if c.count(m) != 1}
         self.assertEqual(twice, {}, "received more than once")
+        # Through Redis with history (the default), each delivery carries its offset.
+        unnumbered = [c.name for c in clients if any(c.offsets[c.messages.index(m)] is None for m in messages)]
+        self.assertEqual(unnumbered, [], "deliveries without their offset")
 
     def assert_open(self, clients: list[RoomClient]) -> None:
         self.assertEqual({c.name: c.closed for c in clients if c.closed}, {}, "clients were closed")
