@@ -101,8 +101,8 @@ run_one() {
   echo "[run_fanout] $wl against $label on port $PORT (redis pid $REDIS_PID; load $LOAD_BEFORE$note)${*:+: $*}" >&2
   stem="$WORK/$wl.$label"
   out="$stem.json"
-  # shellcheck disable=SC2046
   set +e
+  # shellcheck disable=SC2046
   "$LOADGEN" --mode rooms --url "ws://127.0.0.1:$PORT/rooms" $(workload_args "$wl") \
     --threads "$LOADGEN_THREADS" --duration "$DURATION" --join-settle 1 --drain 2 --drain-max 10 \
     --connect-rate 2000 "${PROBES[@]}" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
