@@ -4,7 +4,7 @@
 prints the side-by-side markdown tables on stdout.
 
 Usage: fanout_report.py --out FILE [--quick 0|1] [--duration S]
-                        [--loadgen-threads N] [--workers N] RUN.json...
+                        [--loadgen-threads N] [--workers N] [--variants V] RUN.json...
 A combined results file (bench/results/fanout-*.json) is accepted as input
 too, to print its tables again.
 """
@@ -68,6 +68,7 @@ def summarize(run):
         "cpu_workers_each": worker_pcts,
         "cpu_redis": pct("redis"),
         "cpu_loadgen": pct("loadgen"),
+        "with_offset": d.get("with_offset"),
         "disturbed": run.get("disturbed", False),
         "load_before": run.get("load_before"),
         "failed": run.get("failed", True) or not run.get("server_alive", False),
@@ -81,6 +82,7 @@ def main():
     ap.add_argument("--duration", type=float, default=None)
     ap.add_argument("--loadgen-threads", type=int, default=None)
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--variants", default="", help="FRAMEGATE_VARIANTS of the run")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
 
@@ -95,6 +97,7 @@ def main():
         "duration_s": a.duration,
         "workers": a.workers,
         "loadgen_threads": a.loadgen_threads,
+        "framegate_variants": a.variants,
         "machine": {"cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version()},
         "targets": TARGETS,
         "runs": runs,
@@ -104,9 +107,15 @@ def main():
         json.dump(doc, f, indent=1)
         f.write("\n")
 
-    by = {(r["workload"], r["server"]): r["summary"] for r in runs}
+    # A framegate run of a FRAMEGATE_VARIANTS variant is its own column: "framegate-NAME".
+    def label(r):
+        return f"{r['server']}-{r['variant']}" if r.get("variant") else r["server"]
+
+    by = {(r["workload"], label(r)): r["summary"] for r in runs}
     order = [w for w in WORKLOADS if any(k[0] == w for k in by)]
-    servers = [s for s in ("framegate", "node") if any(k[1] == s for k in by)]
+    labels = list(dict.fromkeys(label(r) for r in runs))
+    servers = [s for s in labels if s.startswith("framegate")] + [s for s in labels if s == "node"]
+    variants = [s for s in servers if s.startswith("framegate-")]
 
     print(row("workload", "server", "delivered/s", "delivered %", "p50", "p99", "p99.9", "max", "lost (holes)",
               "dup / reorder / bad"))
@@ -121,11 +130,18 @@ def main():
             print(f"| {w}{mark} | {s} | {fmt_rate(m['delivered_per_s'])} | {m['delivered_pct']:.1f}% | "
                   f"{fmt_ms(m['p50'])} | {fmt_ms(m['p99'])} | {fmt_ms(m['p999'])} | {fmt_ms(m['max'])} | "
                   f"{m['holes']} | {m['duplicates']} / {m['reorders']} / {m['misrouted']} |")
-        f, n = by.get((w, "framegate")), by.get((w, "node"))
+        f, n = by.get((w, servers[0])), by.get((w, "node"))
         if f and n:
             thr = f["delivered_per_s"] / n["delivered_per_s"] if n["delivered_per_s"] else float("inf")
             p99 = n["p99"] / f["p99"] if f["p99"] else float("inf")
             print(f"| {w} | **framegate / node** | **{thr:.2f}x** | | | **{p99:.1f}x lower** | | | | |")
+        base = by.get((w, variants[0])) if variants else None
+        for v in variants[1:]:
+            m = by.get((w, v))
+            if base and m and base["delivered_per_s"] and base["p99"]:
+                thr = m["delivered_per_s"] / base["delivered_per_s"]
+                p99 = m["p99"] / base["p99"]
+                print(f"| {w} | **{v[10:]} / {variants[0][10:]}** | **{thr:.2f}x** | | | **{p99:.2f}x** | | | | |")
     print()
     print("CPU over the measured window, % of one core (2 cores in all):")
     print()
@@ -136,21 +152,22 @@ def main():
             m = by.get((w, s))
             if m is None:
                 continue
-            front = m["cpu_gateway"] if s == "framegate" else m["cpu_primary"]
+            front = m["cpu_gateway"] if s.startswith("framegate") else m["cpu_primary"]
             each = "+".join(f"{v:.0f}" for v in m["cpu_workers_each"])
             parts = [v for v in (front, m["cpu_workers"], m["cpu_redis"], m["cpu_loadgen"]) if v is not None]
             print(f"| {w} | {s} | {front if front is not None else 0:.0f}% | {m['cpu_workers'] or 0:.0f}% ({each}) | "
                   f"{m['cpu_redis'] or 0:.0f}% | {m['cpu_loadgen'] or 0:.0f}% | {sum(parts):.0f}% |")
     print()
     print("Targets (TARGETS.md, framegate through Redis):")
-    for w in order:
-        f = by.get((w, "framegate"))
+    for w, s in ((w, s) for w in order for s in servers if s.startswith("framegate")):
+        f = by.get((w, s))
         t = TARGETS[w]
         if f is None:
             continue
         ok_rate = f["delivered_per_s"] >= 0.97 * t["delivered_per_s"]
         ok_p99 = f["p99"] <= t["p99_ms"]
-        print(f"- {w}: {fmt_rate(f['delivered_per_s'])}/s (target {fmt_rate(t['delivered_per_s'])}/s: "
+        which = f" ({s})" if variants else ""
+        print(f"- {w}{which}: {fmt_rate(f['delivered_per_s'])}/s (target {fmt_rate(t['delivered_per_s'])}/s: "
               f"{'met' if ok_rate else 'missed'}), p99 {fmt_ms(f['p99'])} (target <= {t['p99_ms']} ms: "
               f"{'met' if ok_p99 else 'missed'})")
     return 0

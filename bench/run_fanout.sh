@@ -23,6 +23,11 @@
 #   PEERS                   servers in this order per workload (default "framegate node")
 #   WORKLOADS               subset of the workload names above (default: all three)
 #   WORKERS                 worker processes of both servers (default 2)
+#   FRAMEGATE_VARIANTS      run framegate once per variant, NAME:ARG,ARG,... separated by
+#                           spaces, the ARGs added to `framegate up` (which passes options it
+#                           does not know to the workers), e.g. the cost of history:
+#                           "history100:--history-size,100 history0:--history-size,0"
+#                           (default: one run with no extra arguments)
 #   LOADGEN_THREADS         load generator threads (default 1)
 #   DURATION                seconds per run (default 15; 5 with --quick)
 #   RESULTS_DIR             where fanout-<date>.json goes (default bench/results)
@@ -44,16 +49,21 @@ WORKLOADS=${WORKLOADS:-1room-100k 1room-1m 100rooms}
 WORKERS=${WORKERS:-2}
 LOADGEN_THREADS=${LOADGEN_THREADS:-1}
 
-parse_bench_args 34 "$@"
+parse_bench_args 39 "$@"
 if ((QUICK)); then DURATION=${DURATION:-5}; else DURATION=${DURATION:-15}; fi
 
 [[ -x "$FRAMEGATE" ]] || die "framegate not found: $FRAMEGATE (build it, or set FRAMEGATE_BIN)"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build framegate-loadgen, or set FRAMEGATE_LOADGEN_BIN)"
-"$LOADGEN" --help | grep -q -- '--mode rate|window|idle|rooms' || die "$LOADGEN has no rooms mode: rebuild framegate-loadgen"
+grep -q -- '--mode rate|window|idle|rooms' <<<"$("$LOADGEN" --help)" || die "$LOADGEN has no rooms mode: rebuild framegate-loadgen"
 command -v redis-server >/dev/null || die "redis-server is required"
 command -v python3 >/dev/null || die "python3 is required for the report"
 for p in $PEERS; do
   case "$p" in framegate|node) ;; *) die "PEERS: unknown server kind '$p' (framegate, node)" ;; esac
+done
+declare -a VARIANTS=()
+read -r -a VARIANTS <<<"${FRAMEGATE_VARIANTS:-}"
+for v in "${VARIANTS[@]}"; do
+  [[ "$v" =~ ^[A-Za-z0-9_-]+:.+$ ]] || die "FRAMEGATE_VARIANTS: expected NAME:ARG,ARG,... (got '$v')"
 done
 for w in $WORKLOADS; do
   case "$w" in 1room-100k|1room-1m|100rooms) ;; *) die "WORKLOADS: unknown workload '$w'" ;; esac
@@ -78,34 +88,52 @@ workload_args() {
 
 status=0
 runs=()
+# run_one WORKLOAD KIND VARIANT [SERVER ARGS...]: fresh Redis and server, one
+# loadgen run, both stopped; VARIANT is "" or a FRAMEGATE_VARIANTS name.
+run_one() {
+  local wl=$1 kind=$2 variant=$3 stem out rc note="" label=$2
+  shift 3
+  [[ -n "$variant" ]] && label="$kind-$variant"
+  wait_quiet
+  start_redis
+  start_rooms_server "$kind" "$@"
+  [[ $DISTURBED == true ]] && note=", disturbed"
+  echo "[run_fanout] $wl against $label on port $PORT (redis pid $REDIS_PID; load $LOAD_BEFORE$note)${*:+: $*}" >&2
+  stem="$WORK/$wl.$label"
+  out="$stem.json"
+  set +e
+  # shellcheck disable=SC2046
+  "$LOADGEN" --mode rooms --url "ws://127.0.0.1:$PORT/rooms" $(workload_args "$wl") \
+    --threads "$LOADGEN_THREADS" --duration "$DURATION" --join-settle 1 --drain 2 --drain-max 10 \
+    --connect-rate 2000 "${PROBES[@]}" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
+  rc=$?
+  set -e
+  check_run "$wl/$label" "$stem" "$rc" || status=1
+  annotate_run "$out" "$WORK/server.log" 8 workload="$wl" server="$kind" variant="$variant" \
+    server_args="$*" loadgen_exit="$rc" server_alive="$ALIVE" \
+    load_before="$LOAD_BEFORE" load_after="$(cut -d' ' -f1 /proc/loadavg)" disturbed="$DISTURBED"
+  runs+=("$out")
+  stop_server "$kind"
+  stop_redis
+}
+
+status=0
+runs=()
 for wl in $WORKLOADS; do
   for kind in $PEERS; do
-    wait_quiet
-    start_redis
-    start_rooms_server "$kind"
-    note=""
-    [[ $DISTURBED == true ]] && note=", disturbed"
-    echo "[run_fanout] $wl against $kind on port $PORT (redis pid $REDIS_PID; load $LOAD_BEFORE$note)" >&2
-    stem="$WORK/$wl.$kind"
-    out="$stem.json"
-    # shellcheck disable=SC2046
-    set +e
-    "$LOADGEN" --mode rooms --url "ws://127.0.0.1:$PORT/rooms" $(workload_args "$wl") \
-      --threads "$LOADGEN_THREADS" --duration "$DURATION" --join-settle 1 --drain 2 --drain-max 10 \
-      --connect-rate 2000 "${PROBES[@]}" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
-    rc=$?
-    set -e
-    check_run "$wl/$kind" "$stem" "$rc" || status=1
-    annotate_run "$out" "$WORK/server.log" 8 workload="$wl" server="$kind" loadgen_exit="$rc" server_alive="$ALIVE" \
-      load_before="$LOAD_BEFORE" load_after="$(cut -d' ' -f1 /proc/loadavg)" disturbed="$DISTURBED"
-    runs+=("$out")
-    stop_server "$kind"
-    stop_redis
+    if [[ $kind == framegate && ${#VARIANTS[@]} -gt 0 ]]; then
+      for v in "${VARIANTS[@]}"; do
+        IFS=, read -r -a vargs <<<"${v#*:}"
+        run_one "$wl" "$kind" "${v%%:*}" "${vargs[@]}"
+      done
+    else
+      run_one "$wl" "$kind" ""
+    fi
   done
 done
 
 result=$(results_file fanout)
 python3 "$BENCH/fanout_report.py" --out "$result" --quick "$QUICK" --duration "$DURATION" \
-  --loadgen-threads "$LOADGEN_THREADS" --workers "$WORKERS" "${runs[@]}"
+  --loadgen-threads "$LOADGEN_THREADS" --workers "$WORKERS" --variants "${FRAMEGATE_VARIANTS:-}" "${runs[@]}"
 echo "[run_fanout] results: $result" >&2
 exit $status

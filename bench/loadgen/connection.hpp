@@ -15,7 +15,7 @@ enum class conn_state : std::uint8_t {
   handshaking,  // upgrade request sent, waiting for 101
   open,         // frames flow
   closing,      // our close frame sent, waiting for the server's
-  closed,       // fd closed; never reused in a run
+  closed,       // fd closed; reused only by storm mode (connect_slot)
 };
 
 // What every connection has, whatever the mode: what connection_driver.hpp
@@ -25,6 +25,7 @@ struct link_state {
   conn_state state = conn_state::idle;
   bool want_write = false;  // last send() was short: wait for EPOLLOUT before trying again
   std::uint32_t global_index = 0;
+  std::uint32_t connects = 0;   // connects started on this slot (storm mode reconnects it)
   std::string expected_accept;  // until the handshake completes
   byte_buffer in;               // only a partial frame (or the handshake) waits here
   byte_buffer out;              // frames not yet accepted by the kernel

@@ -104,6 +104,15 @@ class connection_driver {
     }
   }
 
+  // Connects c now, whatever --connect-rate says: a slot that was never
+  // started or is closed (storm mode's next cycle). Its buffers and deflate
+  // agreement start afresh.
+  void connect_slot(Conn& c) {
+    c.state = conn_state::idle;
+    c.deflate = {};
+    start_one(c);
+  }
+
   // Connections still connecting or handshaking count as failed.
   void fail_pending(std::uint64_t& counter, std::string_view why) {
     for (auto& c : conns_) {
@@ -256,6 +265,7 @@ class connection_driver {
   Self& self() { return static_cast<Self&>(*this); }
 
   void start_one(Conn& c) {
+    ++c.connects;
     c.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     auto& errors = self().tally().errors;
     if (c.fd < 0) {
@@ -319,7 +329,10 @@ class connection_driver {
       fail(c, self().tally().errors.connect_failed, "connect", err);
       return;
     }
-    const auto req = make_handshake_request(opts_.host_header, opts_.path, splitmix64(rng_), splitmix64(rng_),
+    // With a token file, successive connects of all slots walk through it.
+    const std::size_t turn = c.global_index + static_cast<std::size_t>(c.connects - 1) * opts_.connections;
+    const std::string& target = opts_.targets[turn % opts_.targets.size()];
+    const auto req = make_handshake_request(opts_.host_header, target, splitmix64(rng_), splitmix64(rng_),
                                             opts_.deflate ? deflate_offer : std::string_view{});
     c.expected_accept = req.expected_accept;
     c.state = conn_state::handshaking;

@@ -17,6 +17,7 @@
 #include "report.hpp"
 #include "rooms.hpp"
 #include "server_probe.hpp"
+#include "storm.hpp"
 #include "thread_share.hpp"
 #include "worker.hpp"
 
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
   }
   const options& opts = parsed;
   if (opts.run_mode == mode::rooms) return run_rooms(opts);
+  if (opts.run_mode == mode::storm) return run_storm(opts);
 
   install_signal_handlers();
   check_nofile_limit(opts.connections);

@@ -5,7 +5,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -128,8 +130,11 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, T& out,
       ->type_name(names);
 }
 
-constexpr std::pair<std::string_view, mode> mode_choices[] = {
-    {"rate", mode::rate}, {"window", mode::window}, {"idle", mode::idle}, {"rooms", mode::rooms}};
+constexpr std::pair<std::string_view, mode> mode_choices[] = {{"rate", mode::rate},
+                                                              {"window", mode::window},
+                                                              {"idle", mode::idle},
+                                                              {"rooms", mode::rooms},
+                                                              {"storm", mode::storm}};
 constexpr std::pair<std::string_view, opcode> opcode_choices[] = {{"binary", opcode::binary}, {"text", opcode::text}};
 constexpr std::pair<std::string_view, bool> payload_choices[] = {{"pattern", false}, {"json", true}};
 constexpr std::pair<std::string_view, bool> yes_no[] = {{"yes", true}, {"no", false}};
@@ -147,6 +152,7 @@ struct option_parser {
   options opts;
   std::vector<std::string> source_ips;
   std::vector<std::string> probe_pids;
+  std::string token, token_file;
   CLI::App app{"framegate-loadgen: WebSocket load generator (epoll, one event loop per thread)", "framegate-loadgen"};
 
   option_parser() {
@@ -167,7 +173,9 @@ struct option_parser {
                "time, so a slow server cannot hide its tail);\n"
                "window: closed loop, --window messages in flight\n"
                "per connection; idle: connect, hold, report;\n"
-               "rooms: fan-out through the /rooms JSON protocol");
+               "rooms: fan-out through the /rooms JSON protocol;\n"
+               "storm: --connections clients each connect, upgrade,\n"
+               "close and connect again (handshakes per second)");
     add_whole(o.connections, "--connections", "N", 1, 1'000'000, "connections to open (default 1)");
     add_whole(o.size, "--size", "BYTES", 0, 64u << 20, "payload size (default 256; >= 8 to measure latency)");
     add_choice(app, "--opcode", o.message_opcode, opcode_choices, "message type (default binary; payload is ASCII)");
@@ -196,6 +204,14 @@ struct option_parser {
               "records (\"x\":[...]) to about BYTES (default 0: none)");
     add_real(o.join_settle_s, "--join-settle", "S", real(0, 600), "wait after the joins before publishing (default 1)");
     add_list(probe_pids, "--probe-pid", "NAME=PID", "report that local process's CPU over the window\n(repeatable)");
+
+    app.option_defaults()->group("Tokens (any mode)");
+    app.add_option("--token", token, "send ?token=T on every upgrade request")->type_name("T");
+    app.add_option("--token-file", token_file,
+                   "one token per line ('#' comments), used in turn by\n"
+                   "the connects of all connections")
+        ->type_name("FILE")
+        ->excludes("--token");
 
     app.option_defaults()->group("Timing (each phase bounded; the run always ends)");
     add_real(o.duration_s, "--duration", "S", real(0, 3600, true), "measured seconds (default 10, max 3600)");
@@ -270,6 +286,17 @@ struct option_parser {
         throw CLI::ValidationError("--probe-pid", "expected NAME=PID, got " + value);
       o.probe_pids.emplace_back(value.substr(0, eq), pid);
     }
+    std::vector<std::string> tokens;
+    if (!token.empty()) tokens.push_back(token);
+    if (!token_file.empty()) {
+      std::ifstream in(token_file, std::ios::binary);
+      std::stringstream text;
+      if (!in || !(text << in.rdbuf())) throw CLI::ValidationError("--token-file", "cannot read " + token_file);
+      tokens = parse_token_lines(text.str());
+      if (tokens.empty()) throw CLI::ValidationError("--token-file", token_file + " holds no token");
+    }
+    o.targets = token_targets(o.path, tokens);
+    o.token_count = tokens.size();
     o.drain_max_s = std::max(o.drain_max_s, o.drain_s);
     if (o.run_mode == mode::rooms) o.connections = o.members + (o.publishers_join ? 0 : o.publishers);
     if (o.connect_timeout_s == 0) {
@@ -286,8 +313,31 @@ const char* mode_name(mode m) {
     case mode::window: return "window";
     case mode::idle: return "idle";
     case mode::rooms: return "rooms";
+    case mode::storm: return "storm";
   }
   return "?";
+}
+
+std::vector<std::string> parse_token_lines(std::string_view text) {
+  std::vector<std::string> tokens;
+  while (!text.empty()) {
+    const auto eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    if (!line.empty() && line.front() != '#') tokens.emplace_back(line);
+  }
+  return tokens;
+}
+
+std::vector<std::string> token_targets(const std::string& path, const std::vector<std::string>& tokens) {
+  if (tokens.empty()) return {path};
+  const char* joint = path.find('?') == std::string::npos ? "?token=" : "&token=";
+  std::vector<std::string> targets;
+  targets.reserve(tokens.size());
+  for (const auto& t : tokens) targets.push_back(path + joint + t);
+  return targets;
 }
 
 std::string usage_text() { return option_parser{}.app.help(); }

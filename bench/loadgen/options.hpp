@@ -2,6 +2,7 @@
 // Command-line options of framegate-loadgen (parsed with CLI11).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,7 +12,7 @@
 
 namespace loadgen {
 
-enum class mode { rate, window, idle, rooms };
+enum class mode { rate, window, idle, rooms, storm };
 
 struct options {
   mode run_mode = mode::rate;
@@ -50,7 +51,19 @@ struct options {
   double join_settle_s = 1;                             // after the joins, before the first publish
   std::size_t publish_size = 0;                         // pad each publish's data with JSON to about this size
   std::vector<std::pair<std::string, int>> probe_pids;  // --probe-pid NAME=PID: CPU over the window
+  // --token / --token-file: the request targets, path?token=T (or path&token=T)
+  // for each token, in order; just {path} without tokens. Connection slot i
+  // uses targets[(i + k * connections) % size] on its k-th connect.
+  std::vector<std::string> targets;
+  std::size_t token_count = 0;
 };
+
+// The tokens of a --token-file: one per line, surrounding blanks and a CR
+// dropped, empty lines and lines starting with '#' skipped.
+std::vector<std::string> parse_token_lines(std::string_view text);
+
+// The request targets for `tokens` (see options::targets).
+std::vector<std::string> token_targets(const std::string& path, const std::vector<std::string>& tokens);
 
 // Parses the arguments (argv[0] is the program). Throws CLI::CallForHelp
 // on --help / -h and another CLI::ParseError on a bad command line.

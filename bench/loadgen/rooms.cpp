@@ -16,17 +16,11 @@
 #include "rooms_worker.hpp"
 #include "server_probe.hpp"
 #include "thread_share.hpp"
+#include "window_report.hpp"
 
 namespace loadgen {
 
 namespace {
-
-struct probe_state {
-  std::string name;
-  int pid = 0;
-  bool ok = true;
-  server_sample start, end;
-};
 
 struct second_point {
   double t_s;
@@ -50,17 +44,7 @@ int run_rooms(const options& opts) {
   shared_phase shared;
   const std::uint64_t run_start = now_ns();
   const cpu_usage cpu_start = process_cpu();
-  std::vector<probe_state> probes;
-  for (const auto& [name, pid] : opts.probe_pids) probes.push_back({name, pid, true, {}, {}});
-  auto sample_probes = [&](bool at_end) {
-    for (auto& p : probes) {
-      if (!p.ok) continue;
-      if (auto s = sample_server(static_cast<pid_t>(p.pid)))
-        (at_end ? p.end : p.start) = *s;
-      else
-        p.ok = false;
-    }
-  };
+  probe_set probes(opts);
 
   std::vector<std::unique_ptr<rooms_progress>> progs;
   std::vector<std::unique_ptr<rooms_worker>> workers;
@@ -137,7 +121,7 @@ int run_rooms(const options& opts) {
   window_edge m0, m1;
   auto take_edge = [&](window_edge& edge, const totals& t, std::uint64_t now, bool at_end) {
     edge.cpu = process_cpu();
-    sample_probes(at_end);
+    probes.sample(at_end);
     edge.delivered = t.delivered;
     edge.published = t.published;
     edge.at = now;
@@ -207,8 +191,6 @@ int run_rooms(const options& opts) {
   const cpu_usage cpu_w = m1.cpu - m0.cpu;
   const cpu_usage cpu_run = process_cpu() - cpu_start;
   const histogram& h = *total.latency;
-  auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
-  auto pct = [&](double s) { return window_s > 0 ? 100.0 * s / window_s : 0.0; };
   const bool failed = total.duplicates + total.reorders + total.misrouted + total.malformed + total.server_errors +
                               total.unexpected + total.errors.closed_by_server + total.errors.disconnected +
                               total.errors.protocol_error >
@@ -230,6 +212,8 @@ int run_rooms(const options& opts) {
               static_cast<unsigned long long>(total.delivered), static_cast<unsigned long long>(total.expected),
               delivered_pct, static_cast<unsigned long long>(undelivered), drain_s,
               all_delivered_early ? " (all in)" : "");
+  std::printf("  offsets       %llu deliveries carried the room's offset (history on)\n",
+              static_cast<unsigned long long>(total.with_offset));
   std::printf("  losses        holes=%llu (sequences missing below a later delivery from the same publisher)\n",
               static_cast<unsigned long long>(total.holes));
   std::printf(
@@ -249,41 +233,11 @@ int run_rooms(const options& opts) {
                 static_cast<unsigned long long>(total.compressed_in),
                 static_cast<unsigned long long>(total.compressed_out));
   std::printf("\n");
-  std::printf("  latency ms    p50=%.3f p90=%.3f p99=%.3f p99.9=%.3f max=%.3f (n=%llu)\n", ms(h.percentile(0.5)),
-              ms(h.percentile(0.9)), ms(h.percentile(0.99)), ms(h.percentile(0.999)), ms(h.max()),
-              static_cast<unsigned long long>(h.count()));
-  std::printf("  cpu loadgen   %.1f%% of one core in the window (user %.2f s, sys %.2f s)\n",
-              pct(cpu_w.user_s + cpu_w.sys_s), cpu_w.user_s, cpu_w.sys_s);
-  for (const auto& p : probes) {
-    if (!p.ok) {
-      std::printf("  cpu %-9s pid %d: not sampled (gone)\n", p.name.c_str(), p.pid);
-      continue;
-    }
-    const double u = p.end.user_s - p.start.user_s, s = p.end.sys_s - p.start.sys_s;
-    std::printf("  cpu %-9s %.1f%% (pid %d, user %.2f s, sys %.2f s, rss %lu KiB)\n", p.name.c_str(), pct(u + s), p.pid,
-                u, s, p.end.rss_kib);
-  }
+  print_latency_ms(stdout, h);
+  print_loadgen_cpu(stdout, cpu_w, window_s);
+  probes.print(stdout, window_s);
 
-  if (!opts.json_path.empty()) {
-    json cpu = {{"loadgen",
-                 {{"user_s", rounded(cpu_w.user_s, 3)},
-                  {"sys_s", rounded(cpu_w.sys_s, 3)},
-                  {"pct", rounded(pct(cpu_w.user_s + cpu_w.sys_s), 1)},
-                  {"run_user_s", rounded(cpu_run.user_s, 3)},
-                  {"run_sys_s", rounded(cpu_run.sys_s, 3)}}}};
-    for (const auto& p : probes) {
-      if (!p.ok) {
-        cpu[p.name] = nullptr;
-        continue;
-      }
-      const double u = p.end.user_s - p.start.user_s, s = p.end.sys_s - p.start.sys_s;
-      cpu[p.name] = {{"pid", p.pid},
-                     {"user_s", rounded(u, 3)},
-                     {"sys_s", rounded(s, 3)},
-                     {"pct", rounded(pct(u + s), 1)},
-                     {"rss_kib", p.end.rss_kib},
-                     {"hwm_kib", p.end.hwm_kib}};
-    }
+  {
     json connections = {{"target", lay.connections}, {"established", total.established}};
     put_error_counts(connections, total.errors);
     connections["first_error"] = total.first_error;
@@ -337,28 +291,16 @@ int run_rooms(const options& opts) {
           {"malformed", total.malformed},
           {"server_errors", total.server_errors},
           {"unexpected", total.unexpected},
+          {"with_offset", total.with_offset},
           {"first_bad_message", total.first_bad_message}}},
-        {"latency_ms",
-         {{"count", h.count()},
-          {"min", rounded(ms(h.min()), 4)},
-          {"mean", rounded(h.mean() / 1e6, 4)},
-          {"p50", rounded(ms(h.percentile(0.5)), 4)},
-          {"p90", rounded(ms(h.percentile(0.9)), 4)},
-          {"p99", rounded(ms(h.percentile(0.99)), 4)},
-          {"p99_9", rounded(ms(h.percentile(0.999)), 4)},
-          {"max", rounded(ms(h.max()), 4)}}},
-        {"cpu", cpu},
+        {"latency_ms", latency_ms_json(h)},
+        {"cpu", probes.cpu_json(cpu_w, cpu_run, window_s)},
         {"timeline", seconds},
         {"interrupted", interrupted},
         {"failed", failed},
     };
-    std::string error;
-    if (!write_json_file(opts.json_path, doc, error)) {
-      std::fprintf(stderr, "framegate-loadgen: cannot write %s\n", error.c_str());
-      return 1;
-    }
+    return finish_run(opts, doc, failed);
   }
-  return failed ? 1 : 0;
 }
 
 }  // namespace loadgen

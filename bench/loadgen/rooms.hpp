@@ -9,7 +9,8 @@
 // are P extra connections that join nothing.
 //
 // Receiving is the hot path: a delivery is checked against the exact bytes
-// the member's room implies ({"room":"r<k>","data":{"t":..,"p":..,"s":..}})
+// the member's room implies ({"room":"r<k>","data":{"t":..,"p":..,"s":..}},
+// with history on followed by ,"offset":N before the last brace)
 // with one memcmp of the fixed prefix and three digit runs, no JSON library.
 // Per (member, publisher) a bitset of the sequences seen tells duplicates
 // from reorders; losses are expected (publishes x members of that room)

@@ -53,6 +53,7 @@ void rooms_result::merge(const rooms_result& o) {
   malformed += o.malformed;
   server_errors += o.server_errors;
   unexpected += o.unexpected;
+  with_offset += o.with_offset;
   holes += o.holes;
   wire_in += o.wire_in;
   wire_out += o.wire_out;
@@ -258,10 +259,18 @@ void rooms_worker::on_message(rooms_connection& c, const std::uint8_t* p, std::s
   }
   const std::uint8_t* q = p + pre.size();
   const std::uint8_t* const e = p + n;
-  std::uint64_t t = 0, pub = 0, seq = 0;
-  if (!take_digits(q, e, t) || !take_literal(q, e, ",\"p\":") || !take_digits(q, e, pub) ||
-      !take_literal(q, e, ",\"s\":") || !take_digits(q, e, seq) || !take_literal(q, e, lay_.tail_of(seq)) || q != e ||
-      seq >= max_tracked_seq) {
+  std::uint64_t t = 0, pub = 0, seq = 0, offset = 0;
+  bool ok = take_digits(q, e, t) && take_literal(q, e, ",\"p\":") && take_digits(q, e, pub) &&
+            take_literal(q, e, ",\"s\":") && take_digits(q, e, seq);
+  if (ok) {
+    std::string_view data_end = lay_.tail_of(seq);  // "}}": the data's, then the delivery's
+    data_end.remove_suffix(1);
+    ok = take_literal(q, e, data_end);
+  }
+  // With history on, the room's offset comes last: ...},"offset":N} (docs/PROTOCOL.md).
+  const bool has_offset = ok && take_literal(q, e, ",\"offset\":");
+  if (has_offset) ok = take_digits(q, e, offset);
+  if (!ok || !take_literal(q, e, "}") || q != e || seq >= max_tracked_seq) {
     note_bad(res_.malformed, p, n);
     return;
   }
@@ -283,6 +292,7 @@ void rooms_worker::on_message(rooms_connection& c, const std::uint8_t* p, std::s
   if (!tr.any || seq > tr.max_seen) tr.max_seen = seq;
   tr.any = true;
   ++res_.delivered;
+  if (has_offset) ++res_.with_offset;
   if (t >= shared_.measure) res_.latency->record(now > t ? now - t : 0);
 }
 

@@ -40,6 +40,7 @@ struct rooms_result {
   error_counts errors;
   std::uint64_t published = 0, expected = 0, delivered = 0, duplicates = 0, reorders = 0, misrouted = 0, malformed = 0,
                 server_errors = 0, unexpected = 0;
+  std::uint64_t with_offset = 0;  // deliveries that carried the room's offset (history on)
   // Sequences missing below the highest one a member got from a publisher:
   // lost for good (a connection is FIFO), unlike the tail still in flight
   // when the drain ended.

@@ -127,8 +127,8 @@ std::unique_ptr<workload> make_workload(const options& opts, const timeline& tim
     case mode::rate: return std::make_unique<rate_workload>(opts, times, sink);
     case mode::window: return std::make_unique<window_workload>(opts, times, sink);
     case mode::idle:
-    case mode::rooms:  // rooms mode has its own runner (rooms.cpp)
-      return std::make_unique<idle_workload>();
+    case mode::rooms:  // rooms and storm modes have their own runners (rooms.cpp, storm.cpp)
+    case mode::storm: return std::make_unique<idle_workload>();
   }
   return nullptr;
 }

@@ -208,3 +208,28 @@ TEST(LoadgenOptions, HelpIsRequestedAndNamesWhatTheScriptsLookFor) {
 }
 
 }  // namespace
+
+TEST(LoadgenOptions, TokenLinesSkipBlanksCommentsAndCarriageReturns) {
+  EXPECT_EQ(loadgen::parse_token_lines("a.b.c\n\n  # a comment\r\n d.e.f \r\nlast"),
+            (std::vector<std::string>{"a.b.c", "d.e.f", "last"}));
+  EXPECT_TRUE(loadgen::parse_token_lines("").empty());
+  EXPECT_TRUE(loadgen::parse_token_lines("\n\r\n#only\n").empty());
+}
+
+TEST(LoadgenOptions, TokenTargetsJoinWithQuestionMarkOrAmpersand) {
+  EXPECT_EQ(loadgen::token_targets("/", {}), (std::vector<std::string>{"/"}));
+  EXPECT_EQ(loadgen::token_targets("/rooms", {"t1", "t2"}),
+            (std::vector<std::string>{"/rooms?token=t1", "/rooms?token=t2"}));
+  EXPECT_EQ(loadgen::token_targets("/rooms?x=1", {"t"}), (std::vector<std::string>{"/rooms?x=1&token=t"}));
+}
+
+TEST(LoadgenOptions, StormModeAndTokens) {
+  const options o = parse_with_url({"--mode", "storm", "--connections", "50", "--token", "abc"});
+  EXPECT_EQ(o.run_mode, mode::storm);
+  EXPECT_STREQ(loadgen::mode_name(o.run_mode), "storm");
+  EXPECT_EQ(o.targets, (std::vector<std::string>{"/?token=abc"}));
+  EXPECT_EQ(o.token_count, 1u);
+  EXPECT_EQ(parse_with_url({}).targets, (std::vector<std::string>{"/"}));
+  expect_rejected({"--token-file", "/nonexistent/tokens"});
+  expect_rejected({"--token", "a", "--token-file", "/dev/null"});
+}
