@@ -264,6 +264,9 @@ ROWS = [
               "unavailable, a Redis outage.",
               [rate(f"{WK}history_requests_total", "outcome", "{{outcome}}"),
                rate(f"{WK}history_recovered_messages_total", legend="messages recovered")], "ops"),
+        Panel("History length", "Messages kept in the history of the rooms each worker is subscribed to "
+              "(min(top offset, --history-size) per room).",
+              [total(f"{WK}history_messages", "instance", "{{instance}}")]),
         Panel("Presence", "Connections counted in room presence (every worker's share summed) and presence "
               "ops answered per second.",
               [total(f"{WK}presence_connections", legend="connections present"),

@@ -157,6 +157,7 @@ broker_report redis_broker::report() const {
   r.rejected = s.rejected;
   r.history = s.history;
   r.history_recovered = s.history_recovered;
+  for (const auto& [room, top] : tops_) r.history_messages += std::min<std::uint64_t>(top, options_.history_size);
   r.presence_reads = s.presence_reads;
   for (const auto& [room, users] : presence_)
     for (const auto& [user, n] : users) r.presence_connections += n;
@@ -211,6 +212,7 @@ void redis_broker::subscribe(std::string_view room) {
 void redis_broker::unsubscribe(std::string_view room) {
   if (!subs_.unwant(room)) return;
   dedup_.forget_room(room);
+  if (const auto it = tops_.find(room); it != tops_.end()) tops_.erase(it);
   fail_history("the room was left before its history came", room);
   post_flush();
 }
@@ -512,6 +514,13 @@ void redis_broker::give_up(publish_record& r, std::string_view why) {
 
 void redis_broker::deliver(std::string_view room, std::string_view payload, room_position at) {
   ++stats_.delivered;
+  if (at.offset != 0) {
+    // The room's top as seen here: how much history it holds (report()).
+    if (const auto it = tops_.find(room); it != tops_.end())
+      it->second = std::max(it->second, at.offset);
+    else
+      tops_.emplace(std::string(room), at.offset);
+  }
   if (deliver_) deliver_(room, payload, at);
 }
 

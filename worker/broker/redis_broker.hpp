@@ -223,6 +223,12 @@ class redis_broker final : public broker, private redis_connection::listener {
   std::mt19937_64 epoch_rng_;
   std::vector<history_request> waiting_history_;
   std::unordered_map<std::string, std::unordered_map<std::string, std::uint32_t>> presence_;  // room -> user -> n
+  // Highest offset delivered per subscribed room (numbered rooms only).
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint64_t, string_hash, std::equal_to<>> tops_;
   boost::asio::steady_timer presence_timer_;
 
   redis_broker_stats stats_;

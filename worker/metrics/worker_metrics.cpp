@@ -87,6 +87,10 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
   out.counter("framegate_worker_history_recovered_messages_total",
               "Messages delivered to clients by recoveries (joins with since).",
               static_cast<double>(b.history_recovered));
+  out.gauge("framegate_worker_history_messages",
+            "Messages kept in the history of the rooms this worker is subscribed to: min(top offset seen, "
+            "--history-size) per room.",
+            static_cast<double>(b.history_messages));
   out.gauge("framegate_worker_presence_connections",
             "Connections this worker counts in room presence (summed over rooms and users).",
             static_cast<double>(b.presence_connections));

@@ -44,6 +44,7 @@ struct broker_report {
   // (it keeps no history).
   history_outcome_counts history{};
   std::uint64_t history_recovered = 0;             // messages delivered by recoveries
+  std::uint64_t history_messages = 0;              // gauge: kept in the history of the rooms subscribed here
   std::uint64_t presence_connections = 0;          // gauge: this worker's share of presence (connections)
   std::uint64_t presence_reads = 0;                // presence ops answered from Redis
   std::uint64_t rooms = 0;                         // gauge: rooms with local members

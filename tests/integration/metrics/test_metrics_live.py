@@ -308,6 +308,10 @@ class LiveMetricsTest(unittest.TestCase):
         self.assertEqual(total("framegate_worker_broker_deliveries_total"), 2 * self.workers_with_members)
         self.assertEqual(sum(w["framegate_worker_broker_publish_seconds"].count() for w in workers), 2 + 4)
         self.assertEqual(sum(w["framegate_worker_presence_connections"].value() for w in self.workers_open), 2)
+        # Two numbered messages in the room, as each subscribed worker saw them; none once unsubscribed.
+        self.assertEqual(sum(w["framegate_worker_history_messages"].value() for w in self.workers_open),
+                         2 * self.workers_with_members)
+        self.assertEqual(sum(w["framegate_worker_history_messages"].value() for w in workers), 0)
         self.assertEqual(sum(w["framegate_worker_presence_connections"].value() for w in workers), 0)
         for w in workers:
             self.assertEqual(w["framegate_worker_broker_up"].value(broker="redis"), 1)

@@ -95,6 +95,9 @@ TEST_F(RedisHistory, OnlyTheLastHistorySizeMessagesAreKept) {
   EXPECT_EQ(ask(b, "R", history_since{now->epoch, 3})->result, outcome::recovered);
   EXPECT_EQ(ask(b, "R", history_since{now->epoch, 2})->result, outcome::trimmed);
   EXPECT_EQ(server_.command({"XLEN", history_stream_key("framegate:room:R")}), "3");
+  EXPECT_EQ(b.broker->report().history_messages, 3u) << "the history length /metrics shows";
+  b.broker->unsubscribe("R");
+  EXPECT_EQ(b.broker->report().history_messages, 0u);
 }
 
 TEST_F(RedisHistory, ALostHistoryIsANewEpoch) {
