@@ -54,10 +54,11 @@ void io_thread::request_shutdown() {
   asio::post(io_, [this] { begin_shutdown(); });
 }
 
-void io_thread::keys_reloaded(std::shared_ptr<const auth::key_set> keys) {
-  asio::post(io_, [this, keys = std::move(keys)]() mutable {
+void io_thread::keys_reloaded(std::shared_ptr<const auth::key_set> keys, std::function<void()> applied) {
+  asio::post(io_, [this, keys = std::move(keys), applied = std::move(applied)]() mutable {
     if (index_ == 0) ++counters_.auth_key_reloads[keys ? 0 : 1];
     if (keys) jwt_keys_ = std::move(keys);
+    if (applied) applied();
   });
 }
 

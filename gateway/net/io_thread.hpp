@@ -91,7 +91,8 @@ class io_thread {
   // From any thread, after a SIGHUP reload: `keys` replaces the thread's
   // keys (handshakes from the next loop turn on use them), or, null, the
   // reload failed and the old ones stay. Thread 0 counts the outcome.
-  void keys_reloaded(std::shared_ptr<const auth::key_set> keys);
+  // `applied` runs on this thread once it is done.
+  void keys_reloaded(std::shared_ptr<const auth::key_set> keys, std::function<void()> applied = {});
 
   // Milliseconds since the loop started; 64 bits, so it never wraps.
   [[nodiscard]] std::uint64_t now_ms() const noexcept;

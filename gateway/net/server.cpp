@@ -1,5 +1,7 @@
 #include "gateway/net/server.hpp"
 
+#include <atomic>
+
 #include <boost/asio/detail/socket_option.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -83,11 +85,17 @@ bool server::reload_keys() {
   std::shared_ptr<const auth::key_set> keys;
   try {
     keys = auth::load_keys(shared_.config.jwt_sources);
-    log->info("SIGHUP: token keys reloaded ({} key(s))", keys->keys().size());
   } catch (const std::exception& e) {
     log->error("SIGHUP: token keys not reloaded, the previous ones stay in use: {}", e.what());
   }
-  for (auto& t : threads_) t->keys_reloaded(keys);
+  // "Reloaded" is said once every I/O thread uses the new keys: a handshake
+  // after the line is judged by them (the last thread to switch says it).
+  auto left = std::make_shared<std::atomic<std::size_t>>(threads_.size());
+  const std::size_t count = keys ? keys->keys().size() : 0;
+  for (auto& t : threads_)
+    t->keys_reloaded(keys, [left, log, count, ok = keys != nullptr] {
+      if (left->fetch_sub(1) == 1 && ok) log->info("SIGHUP: token keys reloaded ({} key(s))", count);
+    });
   return keys != nullptr;
 }
 
