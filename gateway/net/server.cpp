@@ -1,11 +1,10 @@
 #include "gateway/net/server.hpp"
 
 #include <atomic>
+#include <random>
 
 #include <boost/asio/detail/socket_option.hpp>
 #include <boost/asio/io_context.hpp>
-
-#include <random>
 
 #include "common/logging.hpp"
 
