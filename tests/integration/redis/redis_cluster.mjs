@@ -6,14 +6,14 @@
 // nodes say (CLUSTER INFO, CLUSTER SHARDS), never a fixed sleep. Only the
 // processes started here are ever killed, by their own handles.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, until } from './redis_server.mjs';
 
 const HOST = '127.0.0.1';
 const BUS_OFFSET = 10000;
-const MAX_PORT = 65535 - BUS_OFFSET;  // ports below 55536, so that port+10000 exists
 const SLOTS = 16384;
 
 // Nodes still running when this process exits (a test that threw before
@@ -21,13 +21,27 @@ const SLOTS = 16384;
 const running = new Set();
 process.on('exit', () => { for (const proc of running) proc.kill('SIGKILL'); });
 
-// `count` ports below 55536 that are free with their bus port.
+// The highest node port whose bus port is below the kernel's ephemeral
+// range (32768 on Linux). An outgoing connection's port, even in
+// TIME_WAIT, makes redis-server exit with EADDRINUSE, and a busy machine
+// has thousands of them: ports no connect() hands out avoid that.
+function lastPort() {
+  let ephemeral = 32768;
+  try { ephemeral = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]); } catch { /* not Linux */ }
+  return Math.min(ephemeral, 65536) - 1 - BUS_OFFSET;
+}
+
+// `count` ports from 10000 up, each free with its bus port.
 async function clusterPorts(count) {
+  const [first, last] = [10000, lastPort()];
   const ports = [];
   while (ports.length < count) {
-    const port = await freePort();
-    if (port >= MAX_PORT || ports.includes(port)) continue;
-    try { await freePort(port + BUS_OFFSET); } catch { continue; }
+    const port = first + randomInt(last - first + 1);
+    if (ports.includes(port)) continue;
+    try {
+      await freePort(port);
+      await freePort(port + BUS_OFFSET);
+    } catch { continue; }
     ports.push(port);
   }
   return ports;
@@ -84,6 +98,8 @@ function normalShards(shards) {
     .sort((a, b) => a.nodes[0].port - b.nodes[0].port);
 }
 
+class PortTaken extends Error {}
+
 const inRanges = (slot, ranges) => ranges.some(([from, to]) => slot >= from && slot <= to);
 const rangeSize = (ranges) => ranges.reduce((n, [from, to]) => n + to - from + 1, 0);
 
@@ -92,23 +108,34 @@ export class RedisCluster {
   // resolves once every node says cluster_state:ok, every node's CLUSTER
   // SHARDS is the same, and every replica is online (synced).
   static async start({ primaries = 3, replicasPerPrimary = 1, nodeTimeoutMs = 1000, timeoutMs = 20000 } = {}) {
-    const c = new RedisCluster();
-    c.nodeTimeoutMs = nodeTimeoutMs;
-    const ports = await clusterPorts(primaries * (1 + replicasPerPrimary));
-    c.byPort = new Map(ports.map((p) => [p, new Node(p, nodeTimeoutMs)]));
-    try {
-      for (const node of c.byPort.values()) node.start();
-      await until(() => ports.every((p) => c.cli(p, 'PING') === 'PONG'), 'every cluster node to answer PING', 5000);
-      execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `${HOST}:${p}`),
-        '--cluster-replicas', String(replicasPerPrimary), '--cluster-yes'],
-      { encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
-      await c.settled('the new cluster', timeoutMs,
-        (view) => view.filter((s) => s.nodes.length === 1 + replicasPerPrimary).length === primaries);
-    } catch (e) {
-      await c.dispose();
-      throw e;
+    for (let attempt = 1; ; ++attempt) {
+      const c = new RedisCluster();
+      c.byPort = new Map((await clusterPorts(primaries * (1 + replicasPerPrimary)))
+        .map((p) => [p, new Node(p, nodeTimeoutMs)]));
+      try {
+        await c.create(primaries, replicasPerPrimary, timeoutMs);
+        return c;
+      } catch (e) {
+        await c.dispose();
+        // A port taken between its check and redis-server's bind: new ports.
+        if (!(e instanceof PortTaken) || attempt === 3) throw e;
+      }
     }
-    return c;
+  }
+
+  // start() on the ports chosen: the nodes up, then joined into one cluster.
+  async create(primaries, replicasPerPrimary, timeoutMs) {
+    const ports = [...this.byPort.keys()];
+    for (const node of this.byPort.values()) node.start();
+    const exited = () => [...this.byPort.values()].find((n) => !n.alive);
+    await until(() => exited() || ports.every((p) => this.cli(p, 'PING') === 'PONG'),
+      'every cluster node to answer PING', 5000);
+    if (exited()) throw new PortTaken(`redis-server on port ${exited().port} exited at start`);
+    execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `${HOST}:${p}`),
+      '--cluster-replicas', String(replicasPerPrimary), '--cluster-yes'],
+    { encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
+    await this.settled('the new cluster', timeoutMs,
+      (view) => view.filter((s) => s.nodes.length === 1 + replicasPerPrimary).length === primaries);
   }
 
   // "127.0.0.1:p1,127.0.0.1:p2,...": every node, as --redis-cluster takes them.
