@@ -8,13 +8,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort() {
+// A loopback port nothing listens on: any (port 0), or `port` itself, which
+// rejects (EADDRINUSE) when taken.
+export async function freePort(port = 0) {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    s.listen(port, '127.0.0.1', () => { const { port: bound } = s.address(); s.close(() => resolve(bound)); });
   });
 }
 
