@@ -50,7 +50,7 @@ cluster::cluster(boost::asio::io_context& io, const supervisor_options& opts, st
     redis_socket_ = link_dir_ + "/redis.sock";
     redis_url_ = "unix://" + redis_socket_;
   } else if (!opts.no_redis) {
-    redis_url_ = opts.redis;
+    redis_url_ = opts.redis;  // empty with --redis-cluster
   }
 }
 
@@ -62,6 +62,7 @@ std::vector<std::pair<std::string, std::string>> cluster::child_env() const {
   // Secrets go by environment (readable by our user only) or by file name,
   // never on a command line, which every local user sees in ps.
   if (!redis_url_.empty()) env.emplace_back("FRAMEGATE_REDIS", redis_url_);
+  if (!opts_.redis_cluster.empty()) env.emplace_back("FRAMEGATE_REDIS_CLUSTER", opts_.redis_cluster);
   if (!opts_.redis_password_file.empty()) env.emplace_back("FRAMEGATE_REDIS_PASSWORD_FILE", opts_.redis_password_file);
   return env;
 }
@@ -127,7 +128,9 @@ void cluster::start() {
 
 void cluster::start_gateway() {
   logger()->info("starting gateway ({}) on {}, link directory {}{}", opts_.gateway_bin, opts_.listen, link_dir_,
-                 redis_url_.empty() ? std::string(", no Redis") : ", Redis " + redact_url(redis_url_));
+                 !opts_.redis_cluster.empty() ? ", Redis Cluster " + opts_.redis_cluster
+                 : redis_url_.empty()         ? std::string(", no Redis")
+                                              : ", Redis " + redact_url(redis_url_));
   if (!opts_.static_dir.empty())
     logger()->info("the gateway serves {} to plain HTTP GETs{}", opts_.static_dir,
                    opts_.static_dir_given ? "" : " (the browser demo: open http://HOST:PORT/)");

@@ -92,13 +92,21 @@ struct up_parser {
                                  "Redis URL for the workers' broker (default: a private redis-server in the run "
                                  "directory)")
                       ->envname("FRAMEGATE_REDIS");
+    auto* redis_cluster =
+        app.add_option("--redis-cluster", opts.redis_cluster,
+                       "Redis Cluster seed nodes HOST:PORT[,HOST:PORT...] for the workers' broker (sharded pub/sub), "
+                       "instead of --redis")
+            ->envname("FRAMEGATE_REDIS_CLUSTER")
+            ->excludes(redis);
     app.add_option("--redis-password-file", opts.redis_password_file,
-                   "File holding the password of --redis, passed on to the workers (by name, not on a command "
+                   "File holding the password of --redis or --redis-cluster, passed on to the workers (by name, not on "
+                   "a command "
                    "line); the URL then holds none")
         ->envname("FRAMEGATE_REDIS_PASSWORD_FILE");
     app.add_flag("--no-redis", opts.no_redis, "No Redis: rooms span only the workers of this gateway (through its hub)")
         ->envname("FRAMEGATE_NO_REDIS")
-        ->excludes(redis);
+        ->excludes(redis)
+        ->excludes(redis_cluster);
     app.add_option("--redis-server-bin", opts.redis_server_bin,
                    "redis-server executable for the private Redis (a bare name is looked up in PATH)")
         ->envname("FRAMEGATE_REDIS_SERVER_BIN")
@@ -154,8 +162,9 @@ struct up_parser {
       throw std::invalid_argument("--worker-admin: ports " + std::to_string(admin->port) + "+" +
                                   std::to_string(opts.workers) + " workers run past 65535");
     if (!opts.redis_password_file.empty()) {
-      if (opts.redis.empty())
-        throw std::invalid_argument("--redis-password-file: needs --redis (the private redis-server has no password)");
+      if (opts.redis.empty() && opts.redis_cluster.empty())
+        throw std::invalid_argument(
+            "--redis-password-file: needs --redis or --redis-cluster (the private redis-server has no password)");
       // Read once here, so a missing file stops us before any child starts.
       (void)read_secret_file(opts.redis_password_file, "--redis-password-file");
     }
@@ -242,6 +251,9 @@ std::string format_effective_config(const supervisor_options& opts) {
     out << "# redis: a private redis-server in the run directory\nredis-server-bin = " << opts.redis_server_bin << "\n";
   } else if (opts.no_redis) {
     out << "no-redis = true\n";
+  } else if (!opts.redis_cluster.empty()) {
+    out << "redis-cluster = " << opts.redis_cluster << "\n";
+    if (!opts.redis_password_file.empty()) out << "redis-password-file = " << opts.redis_password_file << "\n";
   } else {
     const auto shown = redact_url(opts.redis);
     if (shown != opts.redis) out << "# the password is not printed: keep it in a file for --redis-password-file\n";

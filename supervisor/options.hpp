@@ -40,13 +40,15 @@ struct supervisor_options {
   // a private redis-server is started first (unless `no_redis`: rooms then
   // span only the workers of this gateway, through its hub).
   std::string redis;  // URL passed to the children as FRAMEGATE_REDIS
+  // Or a Redis Cluster's seed nodes, passed as FRAMEGATE_REDIS_CLUSTER.
+  std::string redis_cluster;
   // Passed on to the workers as FRAMEGATE_REDIS_PASSWORD_FILE (a file name,
-  // never the password); needs `redis`.
+  // never the password); needs `redis` or `redis_cluster`.
   std::string redis_password_file;
   bool no_redis = false;
   std::string redis_server_bin = "redis-server";  // a bare name is looked up in PATH
 
-  [[nodiscard]] bool private_redis() const { return redis.empty() && !no_redis; }
+  [[nodiscard]] bool private_redis() const { return redis.empty() && redis_cluster.empty() && !no_redis; }
 
   // Unknown options, for both children as FRAMEGATE_<NAME>=value. A config
   // file entry whose variable the environment already sets keeps the

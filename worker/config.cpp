@@ -76,13 +76,21 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
                  "Redis for rooms across workers and hosts: redis://[[user]:password@]host[:port][/db] or "
                  "unix:///path[?db=N]; unset: rooms span this gateway's workers only (the gateway is the hub)")
       ->envname("FRAMEGATE_REDIS");
+  std::string redis_cluster;
+  app.add_option(
+         "--redis-cluster", redis_cluster,
+         "A Redis Cluster (Redis 7 or later) for rooms, instead of --redis: seed nodes HOST:PORT[,HOST:PORT...] "
+         "(or redis://[user@]host:port each); rooms use sharded pub/sub on the primary of their slot")
+      ->envname("FRAMEGATE_REDIS_CLUSTER");
   std::string redis_password_file;
   app.add_option("--redis-password-file", redis_password_file,
                  "File holding the Redis password (one trailing newline ignored); keeps it out of ps and the "
-                 "environment. The --redis URL then holds no password (redis://USER@host for an ACL user)")
+                 "environment. The --redis URL then holds no password (redis://USER@host for an ACL user); with "
+                 "--redis-cluster, the password of every node")
       ->envname("FRAMEGATE_REDIS_PASSWORD_FILE");
   app.add_option("--channel-prefix", cfg.channel_prefix,
-                 "Prefix of the Redis channels (<prefix>room:<R>); clusters sharing one Redis need different ones")
+                 "Prefix of the Redis channels (<prefix>room:<R>, on a Redis Cluster <prefix>{room:<R>}); "
+                 "framegate clusters sharing one Redis need different ones")
       ->envname("FRAMEGATE_CHANNEL_PREFIX")
       ->capture_default_str();
   app.add_option("--redis-buffer", cfg.redis_buffer,
@@ -142,12 +150,15 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
     cfg.apps = split_list(apps);
     check_apps(cfg.apps, cfg.enable_test_apps);
     if (cfg.link_dir.empty()) throw std::invalid_argument("--link-dir: must not be empty");
-    if (!redis_password_file.empty() && redis_url.empty())
-      throw std::invalid_argument("--redis-password-file: needs --redis");
-    if (!redis_password_file.empty())
-      cfg.redis = parse_redis_url(redis_url, read_secret_file(redis_password_file, "--redis-password-file"));
-    else if (!redis_url.empty())
-      cfg.redis = parse_redis_url(redis_url);
+    if (!redis_url.empty() && !redis_cluster.empty())
+      throw std::invalid_argument("--redis and --redis-cluster: choose one");
+    if (!redis_password_file.empty() && redis_url.empty() && redis_cluster.empty())
+      throw std::invalid_argument("--redis-password-file: needs --redis or --redis-cluster");
+    const std::optional<std::string> password =
+        redis_password_file.empty() ? std::nullopt
+                                    : std::optional(read_secret_file(redis_password_file, "--redis-password-file"));
+    if (!redis_url.empty()) cfg.redis = password ? parse_redis_url(redis_url, *password) : parse_redis_url(redis_url);
+    if (!redis_cluster.empty()) cfg.redis_cluster = parse_cluster_seeds(redis_cluster, password);
     if (!secret_file.empty()) cfg.redis_secret = read_secret_file(secret_file, "--redis-secret-file");
     cfg.redis_foreign = foreign == "deliver" ? foreign_policy::deliver : foreign_policy::drop;
     cfg.admin = parse_optional_host_port(admin, "--admin");

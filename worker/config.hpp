@@ -40,7 +40,10 @@ struct worker_config {
   // The broker: Redis when set (--redis), otherwise the gateway hub (one
   // gateway's workers only).
   std::optional<redis_endpoint> redis;
-  std::string channel_prefix = "framegate:";  // Redis channels: <prefix>room:<R>
+  // Or a Redis Cluster (--redis-cluster): its seed nodes; rooms then use
+  // sharded pub/sub on the primary of each room's slot.
+  std::vector<redis_endpoint> redis_cluster;
+  std::string channel_prefix = "framegate:";  // Redis channels: <prefix>room:<R> (a cluster: <prefix>{room:<R>})
   std::size_t redis_buffer = 10000;           // publishes kept while Redis is unreachable
   // Admin HTTP listener (/healthz, /readyz, /metrics); nullopt: "off".
   // `admin_explicit`: set by flag or environment, so failing to bind it is

@@ -30,6 +30,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_presence_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker_publish_envelope_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/cluster_slots_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/room_channel_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/flush_gate_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/inbound_check_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/publish_dedup_test.cpp

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "worker/broker/hash_tag.hpp"
+
 namespace fg::worker {
 
 namespace {
@@ -214,12 +216,7 @@ std::uint16_t crc16_xmodem(std::string_view bytes) noexcept {
 }
 
 std::uint16_t key_hash_slot(std::string_view key) noexcept {
-  if (const auto open = key.find('{'); open != std::string_view::npos) {
-    const auto close = key.find('}', open + 1);
-    // "{}" is no tag: the whole key is hashed.
-    if (close != std::string_view::npos && close > open + 1) key = key.substr(open + 1, close - open - 1);
-  }
-  return static_cast<std::uint16_t>(crc16_xmodem(key) & max_slot);
+  return static_cast<std::uint16_t>(crc16_xmodem(hashed_part(key)) & max_slot);
 }
 
 slot_map::slot_map() : shard_of_slot_(cluster_slot_count, unassigned) {}

@@ -1,5 +1,7 @@
 #include "worker/broker/history_scripts.hpp"
 
+#include <string>
+
 namespace fg::worker {
 
 namespace {
@@ -44,9 +46,17 @@ return {epoch, top, entries}
 
 }  // namespace
 
-const redis_script& history_publish_script() {
-  static const redis_script s = make_redis_script(publish_body);
-  return s;
+const redis_script& history_publish_script(bool sharded) {
+  static const redis_script plain = make_redis_script(publish_body);
+  // The same script with SPUBLISH: on a cluster a script may only reach
+  // its own slot, and the room's channel is in it (room_channel.hpp).
+  static const std::string sharded_body = [] {
+    std::string b(publish_body);
+    b.replace(b.find("'PUBLISH'"), 9, "'SPUBLISH'");
+    return b;
+  }();
+  static const redis_script spublish = make_redis_script(sharded_body);
+  return sharded ? spublish : plain;
 }
 
 const redis_script& history_read_script() {

@@ -3,8 +3,9 @@
 // keeping it and publishing it are one step: the order of offsets is the
 // order of delivery, and what the history holds is what was delivered.
 //
-// Per room (channel C = <prefix>room:<R>), in one hash slot so that the
-// scripts also run on a Redis Cluster:
+// Per room (channel C, room_channel.hpp), in C's hash slot so that the
+// scripts also run on a Redis Cluster (room_key; written {C}:m below for a
+// channel without a hash tag of its own):
 //   {C}:m  hash: "!epoch" -> the room's epoch, "!top" -> its last offset,
 //          <origin hex> -> the last seq published from that origin (a
 //          publish sent again after a reconnect is recognised and skipped)
@@ -14,7 +15,7 @@
 // lost room starts over at offset 1 with a new epoch.
 //
 // publish:  KEYS {C}:m {C}:h; ARGV channel, envelope, origin, seq, maxlen,
-//           ttl, new epoch. PUBLISHes "fgo <epoch> <offset>\n<envelope>"
+//           ttl, new epoch. PUBLISHes (SPUBLISHes on a cluster) "fgo <epoch> <offset>\n<envelope>"
 //           (room_offset_header.hpp) and returns {PUBLISH's receiver
 //           count, offset}, or {-1, 0} for a copy it had already published.
 // history:  KEYS {C}:m {C}:h; ARGV new epoch, ttl, after ("" for none),
@@ -30,7 +31,8 @@
 
 namespace fg::worker {
 
-const redis_script& history_publish_script();
+// `sharded`: the variant for a Redis Cluster, which SPUBLISHes.
+const redis_script& history_publish_script(bool sharded = false);
 const redis_script& history_read_script();
 
 // The keys of the room whose channel is `channel`.

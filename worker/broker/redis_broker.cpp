@@ -96,7 +96,11 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       deliver_(std::move(deliver)),
       log_(std::move(log)),
       origin_(random_origin()),
-      room_prefix_(options_.channel_prefix + "room:"),
+      channels_(options_.channel_prefix, options_.sharded),
+      words_(options_.sharded ? pubsub_words{"SSUBSCRIBE", "SUNSUBSCRIBE", "SPUBLISH", "SHARDNUMSUB", "smessage",
+                                             "ssubscribe", "sunsubscribe"}
+                              : pubsub_words{"SUBSCRIBE", "UNSUBSCRIBE", "PUBLISH", "NUMSUB", "message", "subscribe",
+                                             "unsubscribe"}),
       pub_(io, endpoint, "publish", options_.connection, *this, log_, origin_),
       sub_(io, endpoint, "subscribe", options_.connection, *this, log_, origin_ ^ 0x9e3779b97f4a7c15ull),
       gate_timer_(io),
@@ -105,7 +109,8 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)),
       origin_hex_(hex16(origin_)),
       epoch_rng_(std::random_device{}()),
-      presence_timer_(io) {}
+      presence_timer_(io),
+      publish_ns_(options_.publish_ns != nullptr ? options_.publish_ns : &own_publish_ns_) {}
 
 redis_broker::~redis_broker() { stop(); }
 
@@ -157,21 +162,14 @@ broker_report redis_broker::report() const {
   r.rejected = s.rejected;
   r.history = s.history;
   r.history_recovered = s.history_recovered;
-  for (const auto& [room, top] : tops_) r.history_messages += std::min<std::uint64_t>(top, options_.history_size);
+  r.history_messages = tops_.kept(options_.history_size);
+  r.gaps = s.gaps;
   r.presence_reads = s.presence_reads;
-  for (const auto& [room, users] : presence_)
-    for (const auto& [user, n] : users) r.presence_connections += n;
+  r.presence_connections = presence_.connections();
   r.rooms = subs_.wanted();
   r.subscriptions = sub_.ready() ? subs_.announced() : 0;
-  r.publish_ns = &publish_ns_;
+  r.publish_ns = publish_ns_;
   return r;
-}
-
-std::string redis_broker::channel_of(std::string_view room) const {
-  std::string ch;
-  ch.reserve(room_prefix_.size() + room.size());
-  ch.append(room_prefix_).append(room);
-  return ch;
 }
 
 bool redis_broker::confirmed(std::string_view room) const { return sub_.ready() && subs_.confirmed(room); }
@@ -212,7 +210,7 @@ void redis_broker::subscribe(std::string_view room) {
 void redis_broker::unsubscribe(std::string_view room) {
   if (!subs_.unwant(room)) return;
   dedup_.forget_room(room);
-  if (const auto it = tops_.find(room); it != tops_.end()) tops_.erase(it);
+  tops_.forget(room);
   fail_history("the room was left before its history came", room);
   post_flush();
 }
@@ -233,18 +231,35 @@ void redis_broker::flush_subscriptions() {
     return;
   }
   const subscription_set::changes c = subs_.take_changes();
-  if (send_subscription("SUBSCRIBE", c.subscribe)) stats_.subscribe_commands += c.subscribe.empty() ? 0 : 1;
-  if (send_subscription("UNSUBSCRIBE", c.unsubscribe)) stats_.unsubscribe_commands += c.unsubscribe.empty() ? 0 : 1;
+  send_subscription(true, c.subscribe);
+  send_subscription(false, c.unsubscribe);
 }
 
-bool redis_broker::send_subscription(const char* command, const std::vector<std::string>& rooms) {
+bool redis_broker::send_subscription(bool subscribe, const std::vector<std::string>& rooms) {
   if (rooms.empty()) return true;
+  const std::string_view command = subscribe ? words_.subscribe : words_.unsubscribe;
+  std::uint64_t& count = subscribe ? stats_.subscribe_commands : stats_.unsubscribe_commands;
+  if (!options_.sharded) {
+    if (!send_subscription_command(command, rooms)) return false;
+    ++count;
+    return true;
+  }
+  // A cluster refuses a command whose channels cross slots (CROSSSLOT).
+  for (const std::string& room : rooms) {
+    if (!send_subscription_command(command, {room})) return false;
+    sub_sent_.push_back({subscribe, room});
+    ++count;
+  }
+  return true;
+}
+
+bool redis_broker::send_subscription_command(std::string_view command, const std::vector<std::string>& rooms) {
   redisAsyncContext* c = sub_.context();
   if (c == nullptr) return false;
   std::vector<std::string> channels;
   channels.reserve(rooms.size());
-  std::vector<const char*> argv{command};
-  std::vector<std::size_t> len{std::string_view(command).size()};
+  std::vector<const char*> argv{command.data()};
+  std::vector<std::size_t> len{command.size()};
   for (const auto& room : rooms) {
     channels.push_back(channel_of(room));
     argv.push_back(channels.back().data());
@@ -255,7 +270,7 @@ bool redis_broker::send_subscription(const char* command, const std::vector<std:
   if (redisAsyncCommandArgv(c, subscription_reply_cb, this, static_cast<int>(argv.size()), argv.data(), len.data()) !=
       REDIS_OK) {
     // Our view and hiredis's disagree: start over on a new connection.
-    sub_.abort(std::string("hiredis refused ") + command);
+    sub_.abort("hiredis refused " + std::string(command));
     return false;
   }
   subs_.sent(rooms);
@@ -263,6 +278,16 @@ bool redis_broker::send_subscription(const char* command, const std::vector<std:
 }
 
 void redis_broker::on_subscription_reply(const redisReply& r) {
+  bool subscribe = false;
+  std::string room;
+  if (options_.sharded && r.type == REDIS_REPLY_ERROR) {
+    // A refused SSUBSCRIBE or SUNSUBSCRIBE (MOVED: the slot is elsewhere).
+    note_redirect(str_of(&r));
+    if (!take_sharded_answer(r, subscribe, room)) return;
+    if (subs_.answered(room, subscribe)) try_start_flow();
+    if (subscribe && subs_.wants(room)) lose_room(room);
+    return;
+  }
   // hiredis may hand this callback a reply of another kind (it reuses the
   // last callback): check everything.
   if (r.type != REDIS_REPLY_ARRAY || r.elements < 3) return;
@@ -270,18 +295,54 @@ void redis_broker::on_subscription_reply(const redisReply& r) {
   const redisReply* channel = r.element[1];
   if (kind->type != REDIS_REPLY_STRING || channel->type != REDIS_REPLY_STRING) return;
   const std::string_view k = str_of(kind);
-  if (k == "message") {
+  if (k == words_.message) {
     if (r.element[2]->type == REDIS_REPLY_STRING) on_channel_message(str_of(channel), str_of(r.element[2]));
     return;
   }
-  if (k != "subscribe" && k != "unsubscribe") return;
-  const std::string_view ch = str_of(channel);
-  if (!ch.starts_with(room_prefix_)) return;
-  if (subs_.answered(ch.substr(room_prefix_.size()), k == "subscribe")) {
+  if (k != words_.subscribed && k != words_.unsubscribed) return;
+  const std::optional<std::string_view> of = channels_.room_of(str_of(channel));
+  if (!of) return;
+  if (options_.sharded && !take_sharded_answer(r, subscribe, room)) {
+    // Not an answer: the server dropped the subscription (the slot moved).
+    if (k == words_.unsubscribed && subs_.wants(*of)) lose_room(*of);
+    return;
+  }
+  if (subs_.answered(*of, k == words_.subscribed)) {
     log_->info("redis: resubscribed to {} rooms", subs_.announced());
     try_start_flow();
   }
-  if (k == "subscribe") send_waiting_history();
+  if (k == words_.subscribed) send_waiting_history();
+}
+
+bool redis_broker::take_sharded_answer(const redisReply& r, bool& subscribe, std::string& room) {
+  if (sub_sent_.empty()) return false;
+  const sent_subscription& first = sub_sent_.front();
+  if (r.type != REDIS_REPLY_ERROR) {
+    const bool is_subscribe = str_of(r.element[0]) == words_.subscribed;
+    const std::optional<std::string_view> of = channels_.room_of(str_of(r.element[1]));
+    if (is_subscribe != first.subscribe || !of || *of != first.room) return false;
+  }
+  subscribe = first.subscribe;
+  room = std::move(sub_sent_.front().room);
+  sub_sent_.pop_front();
+  return true;
+}
+
+void redis_broker::lose_room(std::string_view room) {
+  ++stats_.rooms_lost;
+  const std::string lost(room);  // `room` may point into the reply or the set
+  unsubscribe(lost);
+  if (options_.on_room_lost) options_.on_room_lost(lost);
+}
+
+void redis_broker::note_redirect(std::string_view error) {
+  if (!options_.sharded) return;
+  for (const std::string_view word : {"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN"}) {
+    if (!error.starts_with(word)) continue;
+    ++stats_.redirects;
+    if (options_.on_redirect) options_.on_redirect(error);
+    return;
+  }
 }
 
 bool redis_broker::sub_settled() const noexcept { return !sub_.ready() || subs_.resubscribed(); }
@@ -290,9 +351,14 @@ bool redis_broker::sub_settled() const noexcept { return !sub_.ready() || subs_.
 
 void redis_broker::on_ready(redis_connection& c) {
   if (&c == &sub_) {
+    sub_sent_.clear();
+    // hiredis (0.14 and 1.x) knows SUBSCRIBE's replies and pushes but not
+    // SSUBSCRIBE's: a reply no callback waits for would fail its assertion
+    // that the connection is subscribed. In monitor mode it hands every
+    // such reply to the last callback, which is subscription_reply_cb.
+    if (options_.sharded) c.context()->c.flags |= REDIS_MONITORING;
     const std::vector<std::string> rooms = subs_.reconnect();
-    if (!rooms.empty() && send_subscription("SUBSCRIBE", rooms)) {
-      ++stats_.subscribe_commands;
+    if (!rooms.empty() && send_subscription(true, rooms)) {
       subs_.resubscribing(rooms);
       if (sub_.reconnects() > 0) stats_.resubscribes += rooms.size();
     }
@@ -354,8 +420,9 @@ void redis_broker::check_gate() {
 void redis_broker::ask_gate(const std::vector<std::string>& rooms) {
   std::vector<std::string> channels;
   channels.reserve(rooms.size());
-  std::vector<const char*> argv{"PUBSUB", "NUMSUB"};
-  std::vector<std::size_t> len{6, 6};
+  // SHARDNUMSUB counts this node's subscribers only, and may cross slots.
+  std::vector<const char*> argv{"PUBSUB", words_.numsub.data()};
+  std::vector<std::size_t> len{6, words_.numsub.size()};
   for (const auto& room : rooms) {
     channels.push_back(channel_of(room));
     argv.push_back(channels.back().data());
@@ -380,9 +447,9 @@ void redis_broker::on_numsub_reply(const redisReply& r) {
     const redisReply* ch = r.element[i];
     const redisReply* n = r.element[i + 1];
     if (ch->type != REDIS_REPLY_STRING || n->type != REDIS_REPLY_INTEGER) continue;
-    const std::string_view channel = str_of(ch);
-    if (!channel.starts_with(room_prefix_)) continue;
-    if (!gate_.back(channel.substr(room_prefix_.size()), n->integer)) back = false;
+    const std::optional<std::string_view> room = channels_.room_of(str_of(ch));
+    if (!room) continue;
+    if (!gate_.back(*room, n->integer)) back = false;
   }
   if (gate_.answered(back, std::chrono::steady_clock::now()) == flush_gate::action::open) return open_gate();
   poll_gate();
@@ -460,11 +527,11 @@ void redis_broker::send_outbox() {
 bool redis_broker::send_publish(redisAsyncContext* c, const publish_record& r) {
   const std::string channel = channel_of(r.room);
   if (!r.numbered) {
-    const char* argv[3] = {"PUBLISH", channel.data(), r.wire.data()};
-    const std::size_t len[3] = {7, channel.size(), r.wire.size()};
+    const char* argv[3] = {words_.publish.data(), channel.data(), r.wire.data()};
+    const std::size_t len[3] = {words_.publish.size(), channel.size(), r.wire.size()};
     return redisAsyncCommandArgv(c, publish_reply_cb, this, 3, argv, len) == REDIS_OK;
   }
-  const redis_script& script = history_publish_script();
+  const redis_script& script = history_publish_script(options_.sharded);
   const std::string meta = history_meta_key(channel), stream = history_stream_key(channel);
   const std::string seq = std::to_string(r.seq), maxlen = std::to_string(options_.history_size),
                     ttl = std::to_string(options_.history_ttl.count()), epoch = new_room_epoch(epoch_rng_);
@@ -476,10 +543,12 @@ bool redis_broker::send_publish(redisAsyncContext* c, const publish_record& r) {
 void redis_broker::on_publish_reply(const redisReply& r) {
   const publish_record_ptr done = outbox_.acknowledge();
   if (!done) return;
-  publish_ns_.observe(static_cast<std::uint64_t>(
+  publish_ns_->observe(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - done->written).count()));
   if (r.type == REDIS_REPLY_ERROR) {
-    // Refused for good (ACL, a script flushed, ...): other hosts will not get it.
+    note_redirect(str_of(&r));
+    // Refused for good (ACL, a script flushed, a slot elsewhere, ...):
+    // other hosts will not get it.
     if (stats_.dropped++ % 1000 == 0)
       log_->warn("redis: PUBLISH to {} refused: {}", channel_of(done->room), str_of(&r));
     if (done->owed_local) deliver_locally(*done);
@@ -514,13 +583,7 @@ void redis_broker::give_up(publish_record& r, std::string_view why) {
 
 void redis_broker::deliver(std::string_view room, std::string_view payload, room_position at) {
   ++stats_.delivered;
-  if (at.offset != 0) {
-    // The room's top as seen here: how much history it holds (report()).
-    if (const auto it = tops_.find(room); it != tops_.end())
-      it->second = std::max(it->second, at.offset);
-    else
-      tops_.emplace(std::string(room), at.offset);
-  }
+  stats_.gaps += tops_.note(room, at);
   if (deliver_) deliver_(room, payload, at);
 }
 
@@ -543,8 +606,9 @@ void redis_broker::reject(inbound_reject why, std::string_view room, std::size_t
 }
 
 void redis_broker::on_channel_message(std::string_view channel, std::string_view data) {
-  if (!channel.starts_with(room_prefix_)) return;
-  const std::string_view room = channel.substr(room_prefix_.size());
+  const std::optional<std::string_view> of = channels_.room_of(channel);
+  if (!of) return;
+  const std::string_view room = *of;
   // An UNSUBSCRIBE may still be on its way.
   if (!subs_.wants(room)) return;
   const std::uint64_t gateway_limit = options_.gateway_max_payload ? options_.gateway_max_payload() : 0;
@@ -593,8 +657,8 @@ void redis_broker::history(std::string_view room, const std::optional<history_si
 }
 
 void redis_broker::load_scripts() {
-  for (const redis_script* s :
-       {&history_publish_script(), &history_read_script(), &presence_update_script(), &presence_read_script()}) {
+  for (const redis_script* s : {&history_publish_script(options_.sharded), &history_read_script(),
+                                &presence_update_script(), &presence_read_script()}) {
     const char* argv[3] = {"SCRIPT", "LOAD", s->body.data()};
     const std::size_t len[3] = {6, 4, s->body.size()};
     // The reply (the SHA-1 we computed) is not needed: no callback.
@@ -633,8 +697,10 @@ bool redis_broker::send_history(history_request& req) {
 }
 
 void redis_broker::on_history_reply(const redisReply& r, history_request& req) {
-  if (r.type == REDIS_REPLY_ERROR)
+  if (r.type == REDIS_REPLY_ERROR) {
+    note_redirect(str_of(&r));
     return finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, std::string(str_of(&r))});
+  }
   if (r.type != REDIS_REPLY_ARRAY || r.elements != 3 || r.element[0]->type != REDIS_REPLY_STRING ||
       r.element[1]->type != REDIS_REPLY_INTEGER || r.element[2]->type != REDIS_REPLY_ARRAY || r.element[1]->integer < 0)
     return finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, "unexpected history reply"});
@@ -678,12 +744,7 @@ void redis_broker::fail_history(std::string_view why, std::string_view room) {
 // ----------------------------------------------------------------- presence
 
 void redis_broker::set_presence(std::string_view room, std::string_view user, std::uint32_t connections) {
-  auto& users = presence_[std::string(room)];
-  if (connections > 0)
-    users[std::string(user)] = connections;
-  else
-    users.erase(std::string(user));
-  if (users.empty()) presence_.erase(std::string(room));
+  presence_.set(room, user, connections);
   // Down: written whole after the reconnect (send_all_presence).
   if (pub_.ready()) send_presence(room, user, connections);
 }
@@ -705,7 +766,7 @@ bool redis_broker::send_presence(std::string_view room, std::optional<std::strin
 }
 
 void redis_broker::send_all_presence() {
-  for (const auto& [room, users] : presence_)
+  for (const auto& [room, users] : presence_.rooms())
     for (const auto& [user, n] : users)
       if (!send_presence(room, user, n)) return;
 }
@@ -713,7 +774,7 @@ void redis_broker::send_all_presence() {
 void redis_broker::refresh_presence() {
   // Only the deadline moves: one short command per room with members here.
   if (pub_.ready())
-    for (const auto& [room, users] : presence_)
+    for (const auto& [room, users] : presence_.rooms())
       if (!send_presence(room, std::nullopt, 0)) break;
   presence_timer_.expires_after(options_.presence_ttl / 3);
   presence_timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -38,10 +39,14 @@
 #include "worker/broker/flush_gate.hpp"
 #include "worker/broker/history_lookup.hpp"
 #include "worker/broker/inbound_check.hpp"
+#include "worker/broker/presence_shares.hpp"
 #include "worker/broker/publish_dedup.hpp"
 #include "worker/broker/publish_outbox.hpp"
 #include "worker/broker/redis_connection.hpp"
 #include "worker/broker/redis_url.hpp"
+#include "worker/broker/room_channel.hpp"
+#include "worker/broker/room_tops.hpp"
+#include "worker/broker/running_broker.hpp"
 #include "worker/broker/subscription_set.hpp"
 #include "worker/metrics/worker_stats.hpp"
 
@@ -74,6 +79,23 @@ struct redis_broker_options {
   // How long this worker's presence share outlives its last refresh (it
   // is refreshed every third of it).
   std::chrono::milliseconds presence_ttl{15000};
+
+  // One shard of a Redis Cluster (redis_cluster_broker drives one broker per
+  // primary): sharded pub/sub (SSUBSCRIBE, SPUBLISH, PUBSUB SHARDNUMSUB),
+  // one room per subscription command (they may not cross slots), and
+  // channels named with their own hash tag (room_channel.hpp).
+  bool sharded = false;
+  // Sharded: the server dropped a room's subscription (its slot moved) or
+  // refused it (MOVED). The broker has stopped wanting the room when this
+  // runs; its owner places it again. Runs inside a hiredis callback: the
+  // broker must not be destroyed from it.
+  std::function<void(std::string_view room)> on_room_lost;
+  // Sharded: a command got a cluster redirection or refusal (MOVED, ASK,
+  // TRYAGAIN, CLUSTERDOWN): the slot map is out of date. Same caveat.
+  std::function<void(std::string_view error)> on_redirect;
+  // Where publish round trips are observed; null: a histogram of the
+  // broker's own (report().publish_ns).
+  metrics::histogram* publish_ns = nullptr;
 };
 
 // Counters since start(): report() hands most of them to /metrics; the
@@ -95,9 +117,12 @@ struct redis_broker_stats {
   history_outcome_counts history{};     // broker::history calls, by outcome
   std::uint64_t history_recovered = 0;  // entries handed out by recovered ones
   std::uint64_t presence_reads = 0;
+  std::uint64_t gaps = 0;        // offsets of subscribed rooms that never arrived here (room_tops)
+  std::uint64_t rooms_lost = 0;  // sharded: subscriptions the server dropped or refused
+  std::uint64_t redirects = 0;   // sharded: commands answered MOVED, ASK, TRYAGAIN or CLUSTERDOWN
 };
 
-class redis_broker final : public broker, private redis_connection::listener {
+class redis_broker final : public running_broker, private redis_connection::listener {
  public:
   using deliver_fn = std::function<void(std::string_view room, std::string_view payload, room_position at)>;
 
@@ -105,9 +130,9 @@ class redis_broker final : public broker, private redis_connection::listener {
                deliver_fn deliver, std::shared_ptr<spdlog::logger> log);
   ~redis_broker() override;
 
-  void start();
+  void start() override;
   // Closes both connections; what is still in the outbox is counted as dropped.
-  void stop();
+  void stop() override;
 
   // broker
   void subscribe(std::string_view room) override;
@@ -121,16 +146,18 @@ class redis_broker final : public broker, private redis_connection::listener {
 
   [[nodiscard]] redis_broker_stats stats() const;
   // For /metrics and /readyz.
-  [[nodiscard]] broker_report report() const;
+  [[nodiscard]] broker_report report() const override;
   [[nodiscard]] std::uint64_t origin() const noexcept { return origin_; }
   [[nodiscard]] bool wants(std::string_view room) const { return subs_.wants(room); }
   // The room's SUBSCRIBE is acknowledged on the current connection.
   [[nodiscard]] bool confirmed(std::string_view room) const;
+  // Both connections are up.
+  [[nodiscard]] bool up() const noexcept { return pub_.ready() && sub_.ready(); }
   // Publishes go straight to Redis (not buffered).
   [[nodiscard]] bool flowing() const noexcept { return pub_flowing_; }
   [[nodiscard]] std::size_t outbox_size() const noexcept { return outbox_.size(); }
   [[nodiscard]] const redis_io_stats& publish_io() const noexcept { return pub_.io_stats(); }
-  [[nodiscard]] std::string channel_of(std::string_view room) const;
+  [[nodiscard]] std::string channel_of(std::string_view room) const { return channels_.of(room); }
 
  private:
   // redis_connection::listener
@@ -140,8 +167,14 @@ class redis_broker final : public broker, private redis_connection::listener {
   // Subscriptions: the changes of one loop turn leave together.
   void post_flush();
   void flush_subscriptions();
-  bool send_subscription(const char* command, const std::vector<std::string>& rooms);
+  bool send_subscription(bool subscribe, const std::vector<std::string>& rooms);
+  bool send_subscription_command(std::string_view command, const std::vector<std::string>& rooms);
   void on_subscription_reply(const redisReply& r);
+  // Sharded: the reply to the oldest subscription command still waiting;
+  // false when `r` is not it (a push of the server's own).
+  bool take_sharded_answer(const redisReply& r, bool& subscribe, std::string& room);
+  void lose_room(std::string_view room);
+  void note_redirect(std::string_view error);
   [[nodiscard]] bool sub_settled() const noexcept;
 
   // The flush after a reconnect: waits for the earlier subscribers (flush_gate).
@@ -204,13 +237,26 @@ class redis_broker final : public broker, private redis_connection::listener {
   deliver_fn deliver_;
   std::shared_ptr<spdlog::logger> log_;
   std::uint64_t origin_;
-  std::string room_prefix_;  // <prefix>room:
+  room_channel channels_;
+  // The commands of this mode: PUBLISH or SPUBLISH, and so on.
+  struct pubsub_words {
+    std::string_view subscribe, unsubscribe, publish, numsub, message, subscribed, unsubscribed;
+  };
+  pubsub_words words_;
   redis_connection pub_, sub_;
   boost::asio::steady_timer gate_timer_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // guards posted work
 
   subscription_set subs_;
   bool flush_posted_ = false;
+  // Sharded: one room per SSUBSCRIBE/SUNSUBSCRIBE, each answered once, in
+  // order, so errors can be told apart from the server's own SUNSUBSCRIBE
+  // pushes (a slot that moved).
+  struct sent_subscription {
+    bool subscribe;
+    std::string room;
+  };
+  std::deque<sent_subscription> sub_sent_;
 
   std::uint64_t seq_ = 0;
   publish_outbox outbox_;
@@ -222,17 +268,13 @@ class redis_broker final : public broker, private redis_connection::listener {
   std::string origin_hex_;  // the publish script's key for our seqs
   std::mt19937_64 epoch_rng_;
   std::vector<history_request> waiting_history_;
-  std::unordered_map<std::string, std::unordered_map<std::string, std::uint32_t>> presence_;  // room -> user -> n
-  // Highest offset delivered per subscribed room (numbered rooms only).
-  struct string_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, std::uint64_t, string_hash, std::equal_to<>> tops_;
+  presence_shares presence_;
+  room_tops tops_;  // numbered rooms subscribed here
   boost::asio::steady_timer presence_timer_;
 
   redis_broker_stats stats_;
-  metrics::histogram publish_ns_{metrics::buckets::latency_ns};
+  metrics::histogram own_publish_ns_{metrics::buckets::latency_ns};
+  metrics::histogram* publish_ns_;
 };
 
 }  // namespace fg::worker

@@ -6,6 +6,8 @@
 
 #include <openssl/evp.h>
 
+#include "worker/broker/hash_tag.hpp"
+
 namespace fg::worker {
 
 redis_script make_redis_script(std::string_view body) {
@@ -26,7 +28,13 @@ redis_script make_redis_script(std::string_view body) {
 std::string room_key(std::string_view channel, std::string_view suffix) {
   std::string key;
   key.reserve(channel.size() + 2 + suffix.size());
-  key.append("{").append(channel).append("}").append(suffix);
+  // A channel with a hash tag keeps it first in the key; any other is
+  // made the key's hash tag. (A channel holding '}' but no tag has no key
+  // in its slot: room_channel gives cluster channels a tag.)
+  if (has_hash_tag(channel))
+    key.append(channel).append(suffix);
+  else
+    key.append("{").append(channel).append("}").append(suffix);
   return key;
 }
 

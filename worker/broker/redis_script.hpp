@@ -15,8 +15,9 @@ struct redis_script {
 // `body` must outlive the script (the scripts are string literals).
 redis_script make_redis_script(std::string_view body);
 
-// A key of the room whose channel is `channel`: "{<channel>}<suffix>", so
-// every key of a room shares the channel's hash slot (Redis Cluster).
+// A key of the room whose channel is `channel`, in the channel's hash slot
+// (Redis Cluster): "<channel><suffix>" when the channel has a hash tag
+// (hash_tag.hpp), "{<channel>}<suffix>" otherwise.
 std::string room_key(std::string_view channel, std::string_view suffix);
 
 }  // namespace fg::worker

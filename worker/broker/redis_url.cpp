@@ -190,4 +190,24 @@ redis_endpoint parse_redis_url(std::string_view url, std::string password) {
   return ep;
 }
 
+std::vector<redis_endpoint> parse_cluster_seeds(std::string_view list, const std::optional<std::string>& password) {
+  std::vector<redis_endpoint> seeds;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) throw std::invalid_argument("--redis-cluster: an empty seed in the list");
+    const std::string url =
+        item.find("://") == std::string_view::npos ? "redis://" + std::string(item) : std::string(item);
+    redis_endpoint e = password ? parse_redis_url(url, *password) : parse_redis_url(url);
+    if (e.is_unix()) throw std::invalid_argument("--redis-cluster: seeds are HOST:PORT, not Unix sockets");
+    if (e.db != 0) throw std::invalid_argument("--redis-cluster: a Redis Cluster has only db 0");
+    seeds.push_back(std::move(e));
+  }
+  if (seeds.empty()) throw std::invalid_argument("--redis-cluster: no seed node (HOST:PORT[,HOST:PORT...])");
+  return seeds;
+}
+
 }  // namespace fg::worker

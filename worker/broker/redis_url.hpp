@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fg::worker {
 
@@ -36,5 +38,12 @@ redis_endpoint parse_redis_url(std::string_view url);
 // then name a user without a password (redis://USER@host, unix:///s?user=U)
 // and must not hold a password of its own.
 redis_endpoint parse_redis_url(std::string_view url, std::string password);
+
+// The seed nodes of a Redis Cluster: "HOST:PORT[,HOST:PORT...]", each item
+// also accepted as a redis:// URL (a user, a password). `password` (from
+// --redis-password-file) applies to every seed. Throws
+// std::invalid_argument for an empty list, a Unix socket or a db other
+// than 0 (a cluster has only db 0).
+std::vector<redis_endpoint> parse_cluster_seeds(std::string_view list, const std::optional<std::string>& password);
 
 }  // namespace fg::worker

@@ -63,6 +63,10 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
   out.counter("framegate_worker_broker_missed_total",
               "Buffered publishes sent after an outage to fewer subscribers than before it.",
               static_cast<double>(b.missed));
+  out.counter("framegate_worker_broker_gap_messages_total",
+              "Numbered room messages that never arrived here live (offsets skipped); members recover them with "
+              "since.",
+              static_cast<double>(b.gaps));
   out.gauge("framegate_worker_broker_outbox", "Publishes waiting for Redis now.", static_cast<double>(b.outbox));
   out.counter("framegate_worker_broker_reconnects_total", "Broker connections re-established.",
               static_cast<double>(b.reconnects));
@@ -99,6 +103,17 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
   out.gauge("framegate_worker_rooms", "Rooms with members on this worker.", static_cast<double>(b.rooms));
   out.gauge("framegate_worker_broker_subscriptions", "Broker channels (rooms) this worker is subscribed to.",
             static_cast<double>(b.subscriptions));
+  out.gauge("framegate_worker_redis_cluster_shards",
+            "Redis Cluster primaries this worker has connections to (0 without --redis-cluster).",
+            static_cast<double>(b.cluster_shards));
+  out.counter("framegate_worker_redis_cluster_map_refreshes_total", "Redis Cluster slot maps read (CLUSTER SHARDS).",
+              static_cast<double>(b.cluster_map_refreshes));
+  out.counter("framegate_worker_redis_cluster_redirects_total",
+              "Redis Cluster answers MOVED, ASK, TRYAGAIN or CLUSTERDOWN (the slot map was out of date).",
+              static_cast<double>(b.cluster_redirects));
+  out.counter("framegate_worker_redis_cluster_rooms_moved_total",
+              "Room subscriptions moved to another shard (a slot migrated, a primary failed over).",
+              static_cast<double>(b.cluster_rooms_moved));
 }
 
 }  // namespace

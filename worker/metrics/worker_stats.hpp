@@ -43,10 +43,16 @@ struct broker_report {
   // Room history reads, by room_history::outcome; all "off" for the hub
   // (it keeps no history).
   history_outcome_counts history{};
-  std::uint64_t history_recovered = 0;             // messages delivered by recoveries
-  std::uint64_t history_messages = 0;              // gauge: kept in the history of the rooms subscribed here
-  std::uint64_t presence_connections = 0;          // gauge: this worker's share of presence (connections)
-  std::uint64_t presence_reads = 0;                // presence ops answered from Redis
+  std::uint64_t history_recovered = 0;     // messages delivered by recoveries
+  std::uint64_t history_messages = 0;      // gauge: kept in the history of the rooms subscribed here
+  std::uint64_t presence_connections = 0;  // gauge: this worker's share of presence (connections)
+  std::uint64_t presence_reads = 0;        // presence ops answered from Redis
+  std::uint64_t gaps = 0;                  // offsets of subscribed rooms that never arrived (room_tops)
+  // Redis Cluster only (zero otherwise).
+  std::uint64_t cluster_shards = 0;                // gauge: primaries this worker is connected to (or trying)
+  std::uint64_t cluster_map_refreshes = 0;         // slot maps read
+  std::uint64_t cluster_redirects = 0;             // MOVED, ASK, TRYAGAIN, CLUSTERDOWN answers
+  std::uint64_t cluster_rooms_moved = 0;           // subscriptions moved to another shard
   std::uint64_t rooms = 0;                         // gauge: rooms with local members
   std::uint64_t subscriptions = 0;                 // gauge: channels subscribed now
   const metrics::histogram* publish_ns = nullptr;  // Redis PUBLISH round trip; null for the hub

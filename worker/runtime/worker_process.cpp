@@ -17,6 +17,7 @@
 #include "worker/admin/worker_routes.hpp"
 #include "worker/broker/gateway_hub_broker.hpp"
 #include "worker/broker/redis_broker.hpp"
+#include "worker/broker/redis_cluster_broker.hpp"
 #include "worker/metrics/worker_metrics.hpp"
 #include "worker/runtime/worker_runtime.hpp"
 
@@ -52,8 +53,8 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
     };
     // With Redis the gateway hub is not used at all (no listener for link 0).
     gateway_hub_broker hub(runtime, deliver);
-    std::unique_ptr<redis_broker> redis;
-    if (config.redis) {
+    std::unique_ptr<running_broker> redis;
+    if (config.redis || !config.redis_cluster.empty()) {
       redis_broker_options options;
       options.channel_prefix = config.channel_prefix;
       options.buffer = config.redis_buffer;
@@ -65,10 +66,19 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       options.history_size = config.history_size;
       options.history_ttl = config.history_ttl;
       options.presence_ttl = config.presence_ttl;
-      redis = std::make_unique<redis_broker>(io, *config.redis, options, deliver, component_logger("redis"));
+      std::string where;
+      if (config.redis) {
+        redis = std::make_unique<redis_broker>(io, *config.redis, options, deliver, component_logger("redis"));
+        where = fmt::format("Redis at {} (channels {}room:<R>", config.redis->describe(), config.channel_prefix);
+      } else {
+        redis_cluster_options cluster{config.redis_cluster, options};
+        redis = std::make_unique<redis_cluster_broker>(io, std::move(cluster), deliver, component_logger("redis"));
+        where =
+            fmt::format("the Redis Cluster of {} seed node(s) from {} (sharded channels {}{{room:<R>}}",
+                        config.redis_cluster.size(), config.redis_cluster.front().describe(), config.channel_prefix);
+      }
       runtime.set_broker(*redis, nullptr);
-      log->info("rooms through Redis at {} (channels {}room:<R>, {}, {})", config.redis->describe(),
-                config.channel_prefix,
+      log->info("rooms through {}, {}, {})", where,
                 config.redis_secret.empty() ? "unauthenticated" : "envelopes authenticated with the secret",
                 config.history_size == 0 ? "no history"
                                          : fmt::format("history of {} messages per room for {} s", config.history_size,
@@ -114,11 +124,11 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
               s.messages_in, s.sends_out, s.app_errors);
     if (redis) {
       redis->stop();  // counts what an outage left unsent
-      const auto r = redis->stats();
+      const auto r = redis->report();
       log->info(
-          "redis broker: published={} delivered={} delivered_locally={} buffered={} dropped={} missed={} "
-          "reconnects={} resubscribes={} duplicates={} foreign={} rejected={}",
-          r.published, r.delivered, r.delivered_locally, r.buffered, r.dropped, r.missed, r.reconnects, r.resubscribes,
+          "{} broker: published={} delivered={} buffered={} dropped={} missed={} gaps={} reconnects={} "
+          "resubscribes={} duplicates={} foreign={} rejected={}",
+          r.kind, r.publishes, r.deliveries, r.buffered, r.dropped, r.missed, r.gaps, r.reconnects, r.resubscribes,
           r.duplicates, r.foreign, std::accumulate(r.rejected.begin(), r.rejected.end(), std::uint64_t{0}));
     } else {
       const auto& b = hub.stats();
