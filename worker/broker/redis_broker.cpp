@@ -138,23 +138,13 @@ void redis_broker::stop() {
   alive_.reset();
 }
 
-redis_broker_stats redis_broker::stats() const {
-  redis_broker_stats s = stats_;
-  s.reconnects = pub_.reconnects() + sub_.reconnects();
-  return s;
-}
-
-broker_report redis_broker::report() const {
-  const redis_broker_stats s = stats();
+broker_report report_of(const redis_broker_stats& s) {
   broker_report r;
-  r.kind = "redis";
-  r.up = pub_.ready() && sub_.ready();
   r.publishes = s.published;
   r.deliveries = s.delivered;
   r.buffered = s.buffered;
   r.dropped = s.dropped;
   r.missed = s.missed;
-  r.outbox = outbox_.size();
   r.reconnects = s.reconnects;
   r.resubscribes = s.resubscribes;
   r.duplicates = s.duplicates;
@@ -162,9 +152,23 @@ broker_report redis_broker::report() const {
   r.rejected = s.rejected;
   r.history = s.history;
   r.history_recovered = s.history_recovered;
-  r.history_messages = tops_.kept(options_.history_size);
   r.gaps = s.gaps;
   r.presence_reads = s.presence_reads;
+  return r;
+}
+
+redis_broker_stats redis_broker::stats() const {
+  redis_broker_stats s = stats_;
+  s.reconnects = pub_.reconnects() + sub_.reconnects();
+  return s;
+}
+
+broker_report redis_broker::report() const {
+  broker_report r = report_of(stats());
+  r.kind = "redis";
+  r.up = pub_.ready() && sub_.ready();
+  r.outbox = outbox_.size();
+  r.history_messages = tops_.kept(options_.history_size);
   r.presence_connections = presence_.connections();
   r.rooms = subs_.wanted();
   r.subscriptions = sub_.ready() ? subs_.announced() : 0;

@@ -122,6 +122,9 @@ struct redis_broker_stats {
   std::uint64_t redirects = 0;   // sharded: commands answered MOVED, ASK, TRYAGAIN or CLUSTERDOWN
 };
 
+// The counters of a report, from the stats (the gauges are the broker's).
+broker_report report_of(const redis_broker_stats& s);
+
 class redis_broker final : public running_broker, private redis_connection::listener {
  public:
   using deliver_fn = std::function<void(std::string_view room, std::string_view payload, room_position at)>;

@@ -394,25 +394,11 @@ redis_broker_stats redis_cluster_broker::stats() const {
 
 broker_report redis_cluster_broker::report() const {
   const redis_broker_stats s = stats();
-  broker_report r;
+  broker_report r = report_of(s);
   r.kind = "redis-cluster";
   r.up = map_ && map_->complete() && !shards_.empty() &&
          std::all_of(shards_.begin(), shards_.end(), [](const auto& sh) { return sh.second.broker->up(); });
-  r.publishes = s.published;
-  r.deliveries = s.delivered;
-  r.buffered = s.buffered;
-  r.dropped = s.dropped;
-  r.missed = s.missed;
-  r.reconnects = s.reconnects;
-  r.resubscribes = s.resubscribes;
-  r.duplicates = s.duplicates;
-  r.foreign = s.foreign;
-  r.rejected = s.rejected;
-  r.history = s.history;
-  r.history_recovered = s.history_recovered;
   r.history_messages = tops_.kept(options_.shard.history_size);
-  r.gaps = gaps_;
-  r.presence_reads = s.presence_reads;
   r.presence_connections = presence_.connections();
   r.rooms = rooms_.size();
   r.outbox = waiting_.size();
