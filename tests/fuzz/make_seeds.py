@@ -16,6 +16,7 @@ Input layouts (see the targets):
                 bit 3 context takeover, flags: level 1+(bits 0-2)%9, memLevel 1+(bits 3-5)
   utf8:         [split seed][text...]
   handshake:    raw HTTP request bytes
+  cluster_reply: RESP2 replies one after another (CLUSTER SHARDS, CLUSTER SLOTS, errors)
   redis_inbound: [flags][channel message]  flags bit 0 deliver foreign messages,
                 bits 1-3 n: payload limit none (n=0) or 4<<n bytes,
                 bit 4: secret "fuzz" on channel framegate:room:R
@@ -27,6 +28,7 @@ import base64
 import hashlib
 import hmac
 import os
+import re
 import struct
 import zlib
 
@@ -335,6 +337,61 @@ REDIS_SEEDS = {
 }
 
 
+def bulk(s):
+    return b"$%d\r\n%s\r\n" % (len(s), s)
+
+
+def resp(*items):
+    """A RESP2 array of already encoded items; ints become integer replies."""
+    out = b"*%d\r\n" % len(items)
+    for item in items:
+        out += b":%d\r\n" % item if isinstance(item, int) else item
+    return out
+
+
+def shards_node(port, role=b"master", health=b"online", endpoint=b"127.0.0.1", extra=()):
+    return resp(bulk(b"id"), bulk(b"%040x" % port), bulk(b"port"), port, bulk(b"ip"), bulk(b"127.0.0.1"),
+                bulk(b"endpoint"), bulk(endpoint), *extra, bulk(b"role"), bulk(role), bulk(b"replication-offset"),
+                42, bulk(b"health"), bulk(health))
+
+
+def shards_shard(ranges, *nodes):
+    return resp(bulk(b"slots"), resp(*ranges), bulk(b"nodes"), resp(*nodes))
+
+
+def slots_node(port, endpoint=b"127.0.0.1", metadata=()):
+    return resp(bulk(endpoint), port, bulk(b"%040x" % port), resp(*metadata))
+
+
+def captured_replies():
+    """The real redis-server 7.0.15 replies of the unit test, as sent."""
+    path = os.path.join(HERE, "..", "unit", "worker", "broker", "cluster_captures.hpp")
+    with open(path, encoding="ascii") as f:
+        text = f.read()
+    found = re.findall(r'std::string_view (\w+) = R"\((.*?)\)";', text, re.S)
+    return {"captured_" + name: body.encode().replace(b"\n", b"\r\n") for name, body in found}
+
+
+CLUSTER_SEEDS = {
+    **captured_replies(),
+    "shards_two": resp(shards_shard((0, 8191), shards_node(7000), shards_node(7001, b"replica")),
+                       shards_shard((8192, 16383), shards_node(7002, health=b"fail"), shards_node(7003))),
+    "shards_endpoints": resp(shards_shard((0, 0, 5, 9), shards_node(7000, endpoint=b"?")),
+                             shards_shard((1, 1), shards_node(7001, endpoint=b"", extra=(bulk(b"hostname"), bulk(b"h")))),
+                             shards_shard((), shards_node(7002, health=b"loading"))),
+    "shards_overlap": resp(shards_shard((0, 10), shards_node(7000)), shards_shard((10, 20), shards_node(7001))),
+    "slots_merged": resp(resp(0, 99, slots_node(7000), slots_node(7001)), resp(100, 199, slots_node(7002)),
+                         resp(200, 16383, slots_node(7000), slots_node(7001))),
+    "slots_endpoints": resp(resp(0, 0, resp(b"$-1\r\n", 7000)),
+                            resp(1, 1, slots_node(7001, b"?", (bulk(b"ip"), bulk(b"10.0.0.1")))),
+                            resp(2, 2, slots_node(7002, b"", (bulk(b"hostname"), bulk(b"redis-c"))))),
+    "redirects": b"-MOVED 3999 127.0.0.1:6381\r\n-ASK 3999 127.0.0.1:6381\r\n-MOVED 1 ::1:7000\r\n-MOVED 16383 :7000\r\n",
+    "errors": b"-CROSSSLOT Keys in request don't hash to the same slot\r\n-TRYAGAIN\r\n-CLUSTERDOWN\r\n",
+    "keys": resp(bulk(b"{user1000}.following"), bulk(b"foo{}{bar}"), bulk(b"foo{{bar}}zap"), bulk(b"foo{bar}{zap}")),
+    "nested_error": resp(b"-MOVED 12182 10.0.0.1:7000\r\n", 5, b"+OK\r\n"),
+}
+
+
 def write_corpus(name, seeds):
     directory = os.path.join(HERE, "corpus", name)
     os.makedirs(directory, exist_ok=True)
@@ -354,6 +411,7 @@ def main():
     write_corpus("publish_request", PUBLISH_SEEDS)
     write_corpus("redis_inbound", REDIS_SEEDS)
     write_corpus("jwt_token", JWT_SEEDS)
+    write_corpus("cluster_reply", CLUSTER_SEEDS)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,11 @@ constexpr std::array<std::uint16_t, 256> crc16_table = [] {
 
 constexpr std::size_t max_slot = cluster_slot_count - 1;
 
-// A whole decimal number no larger than `max`: no sign, no spaces.
+// A decimal number no larger than `max`, written as Redis writes one: no
+// sign, no spaces, no leading zero.
 template <typename T>
 std::optional<T> decimal(std::string_view digits, T max) {
+  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;
   T value{};
   const char* end = digits.data() + digits.size();
   const auto [ptr, ec] = std::from_chars(digits.data(), end, value);

@@ -372,31 +372,33 @@ TEST(ClusterSlots, RedirectsNameTheSlotAndWhereItIs) {
 }
 
 TEST(ClusterSlots, AnythingElseIsNoRedirect) {
-  for (const std::string_view text : {"",
-                                      "MOVED",
-                                      "MOVED ",
-                                      "MOVED 1",
-                                      "MOVED 1 ",
-                                      "MOVED 1 h",
-                                      "MOVED 1 h:",
-                                      "MOVED 1 h:0",
-                                      "MOVED 1 h:65536",
-                                      "MOVED 1 h:+1",
-                                      "MOVED 1 h:-1",
-                                      "MOVED 16384 h:1",
-                                      "MOVED -1 h:1",
-                                      "MOVED x h:1",
-                                      "MOVED  1 h:1",
-                                      "MOVED 1  h:1",
-                                      "MOVED 1 h:1 ",
-                                      "MOVED 1 h:1 extra",
-                                      "moved 1 h:1",
-                                      "ASK1 h:1",
-                                      "-MOVED 1 h:1",
-                                      "ERR unknown command",
-                                      "CROSSSLOT Keys in request don't hash to the same slot",
-                                      "TRYAGAIN"})
-    EXPECT_FALSE(parse_redirect(text)) << text;
+  const std::string_view not_redirects[] = {"",
+                                            "MOVED",
+                                            "MOVED ",
+                                            "MOVED 1",
+                                            "MOVED 1 ",
+                                            "MOVED 1 h",
+                                            "MOVED 1 h:",
+                                            "MOVED 1 h:0",
+                                            "MOVED 1 h:65536",
+                                            "MOVED 1 h:+1",
+                                            "MOVED 01 h:1",
+                                            "MOVED 1 h:07000",
+                                            "MOVED 1 h:-1",
+                                            "MOVED 16384 h:1",
+                                            "MOVED -1 h:1",
+                                            "MOVED x h:1",
+                                            "MOVED  1 h:1",
+                                            "MOVED 1  h:1",
+                                            "MOVED 1 h:1 ",
+                                            "MOVED 1 h:1 extra",
+                                            "moved 1 h:1",
+                                            "ASK1 h:1",
+                                            "-MOVED 1 h:1",
+                                            "ERR unknown command",
+                                            "CROSSSLOT Keys in request don't hash to the same slot",
+                                            "TRYAGAIN"};
+  for (const std::string_view text : not_redirects) EXPECT_FALSE(parse_redirect(text)) << text;
 }
 
 }  // namespace
