@@ -23,6 +23,8 @@ COMPOSE_FILE = os.path.join(REPO_ROOT, "docker-compose.yml")
 DOCKERFILE = os.path.join(REPO_ROOT, "deploy", "Dockerfile")
 DOCKERIGNORE = os.path.join(REPO_ROOT, ".dockerignore")
 PROMETHEUS_CONFIG = os.path.join(REPO_ROOT, "deploy", "prometheus", "prometheus.yml")
+REDIS_CLUSTER_NODE_CONF = os.path.join(REPO_ROOT, "deploy", "redis", "cluster-node.conf")
+REDIS_CLUSTER_INIT = os.path.join(REPO_ROOT, "deploy", "redis", "cluster-init.sh")
 NGINX_CONFIG = os.path.join(REPO_ROOT, "deploy", "nginx", "nginx.conf")
 GRAFANA_DIR = os.path.join(REPO_ROOT, "deploy", "grafana")
 DASHBOARD = os.path.join(GRAFANA_DIR, "dashboards", "framegate.json")
@@ -34,7 +36,7 @@ METRICS_MD = os.path.join(REPO_ROOT, "docs", "METRICS.md")
 SETUP_SH = os.path.join(REPO_ROOT, "tools", "setup.sh")
 
 # The profiles docker-compose.yml defines; None is the default set.
-PROFILES = (None, "scale-out")
+PROFILES = (None, "scale-out", "cluster")
 
 
 def tool(name: str) -> str:

@@ -1,7 +1,9 @@
 """docker-compose.yml, validated by Debian's docker-compose (`config`, as
 `up` would read it) in every profile, then checked for what the issue
 asks of it: workers that scale with no edit, one link volume per gateway,
-healthchecks and restart policies everywhere, variables with defaults."""
+healthchecks and restart policies everywhere, variables with defaults, and
+a cluster profile whose workers use a Redis Cluster that a one-shot job
+creates."""
 
 from __future__ import annotations
 
@@ -9,15 +11,24 @@ import os
 import re
 import unittest
 
-from deploy_files import (COMPOSE_FILE, PROFILES, compose_command, compose_config, compose_env, ports, run,
-                          volumes)
+from deploy_files import (COMPOSE_FILE, PROFILES, REDIS_CLUSTER_NODE_CONF, compose_command, compose_config,
+                          compose_env, ports, run, volumes)
 
 FRAMEGATE_IMAGE_SERVICES = {"gateway": "framegate-gateway", "worker": "framegate-worker",
-                            "gateway-b": "framegate-gateway", "worker-b": "framegate-worker"}
+                            "gateway-b": "framegate-gateway", "worker-b": "framegate-worker",
+                            "gateway-cluster": "framegate-gateway", "worker-cluster": "framegate-worker"}
 DEFAULT_SERVICES = {"redis", "gateway", "worker", "prometheus", "grafana"}
-SCALE_OUT_SERVICES = {"gateway-b", "worker-b", "lb"}
+REDIS_NODES = [f"redis-node-{i}" for i in range(1, 7)]
+PROFILE_SERVICES = {
+    "scale-out": {"gateway-b", "worker-b", "lb"},
+    "cluster": {*REDIS_NODES, "redis-cluster-init", "gateway-cluster", "worker-cluster"},
+}
+# Services that run once and exit: no healthcheck, never restarted.
+ONE_SHOT = {"redis-cluster-init"}
 # Each gateway with the workers that share its link directory.
-HOSTS = {"gateway": "worker", "gateway-b": "worker-b"}
+HOSTS = {"gateway": "worker", "gateway-b": "worker-b", "gateway-cluster": "worker-cluster"}
+# The workers on the single Redis (the others are on the Redis Cluster).
+REDIS_WORKERS = ("worker", "worker-b")
 
 
 def link_volume(service: dict) -> str:
@@ -58,15 +69,28 @@ class ComposeFileTest(unittest.TestCase):
         self.assertEqual(services["worker"]["environment"]["FRAMEGATE_REDIS"], "redis://elsewhere:6380")
 
     def test_services_and_profiles(self):
-        self.assertEqual(set(self.services), DEFAULT_SERVICES | SCALE_OUT_SERVICES)
+        self.assertEqual(set(self.services), DEFAULT_SERVICES.union(*PROFILE_SERVICES.values()))
         for name, service in self.services.items():
             with self.subTest(service=name):
-                expected = ["scale-out"] if name in SCALE_OUT_SERVICES else None
+                expected = [p for p, names in PROFILE_SERVICES.items() if name in names] or None
                 self.assertEqual(service.get("profiles"), expected)
+
+    def test_a_service_depends_only_on_services_it_starts_with(self):
+        """A default service that waits for a profile's service would change a plain `up`."""
+        for name, service in self.services.items():
+            profiles = set(service.get("profiles") or [])
+            for dependency in service.get("depends_on", {}):
+                with self.subTest(service=name, dependency=dependency):
+                    theirs = set(self.services[dependency].get("profiles") or [])
+                    self.assertLessEqual(theirs, profiles)
 
     def test_healthchecks_and_restart_policies(self):
         for name, service in self.services.items():
             with self.subTest(service=name):
+                if name in ONE_SHOT:
+                    self.assertIn(service.get("restart"), (None, "no"))
+                    self.assertNotIn("healthcheck", service)
+                    continue
                 self.assertIn(service.get("restart"), ("always", "unless-stopped"))
                 test = service.get("healthcheck", {}).get("test")
                 self.assertTrue(test and test[0] in ("CMD", "CMD-SHELL"), f"no healthcheck command: {test}")
@@ -103,7 +127,7 @@ class ComposeFileTest(unittest.TestCase):
         self.assertEqual(len(set(volumes.values())), len(HOSTS), "two gateways on one link directory")
 
     def test_one_redis_for_every_worker(self):
-        for worker in HOSTS.values():
+        for worker in REDIS_WORKERS:
             self.assertEqual(self.services[worker]["environment"]["FRAMEGATE_REDIS"], "redis://redis:6379")
             self.assertEqual(self.services[worker]["depends_on"]["redis"], {"condition": "service_healthy"})
 
@@ -117,6 +141,60 @@ class ComposeFileTest(unittest.TestCase):
                     with self.subTest(service=name, source=volume["source"]):
                         self.assertTrue(os.path.exists(volume["source"]))
                         self.assertTrue(volume.get("read_only"), "configuration is mounted read-only")
+
+
+class ClusterProfileTest(unittest.TestCase):
+    """Profile cluster: six Redis Cluster nodes reachable by service name,
+    a one-shot job that joins them, and a host whose workers use them."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.services = compose_config("cluster")["services"]
+
+    def test_nodes_run_the_redis_image_as_cluster_nodes_announcing_their_service_name(self):
+        with open(REDIS_CLUSTER_NODE_CONF, encoding="utf-8") as f:
+            conf = {line.split()[0]: line.split(None, 1)[1].strip() for line in f
+                    if line.strip() and not line.startswith("#")}
+        self.assertEqual(conf["cluster-enabled"], "yes")
+        self.assertEqual(conf["cluster-preferred-endpoint-type"], "hostname")
+        self.assertEqual(conf["port"], "6379")
+        for name in REDIS_NODES:
+            with self.subTest(node=name):
+                node = self.services[name]
+                self.assertEqual(node["image"], self.services["redis"]["image"])
+                conf_path = node["command"][1]
+                self.assertEqual(node["command"], ["redis-server", conf_path, "--cluster-announce-hostname", name])
+                self.assertEqual([v["source"] for v in volumes(node) if v["target"] == conf_path],
+                                 [REDIS_CLUSTER_NODE_CONF])
+                self.assertNotIn("ports", node, "reachable inside the compose network only")
+
+    def test_init_job_creates_the_cluster_of_every_node_once_all_are_up(self):
+        init = self.services["redis-cluster-init"]
+        self.assertEqual(init["image"], self.services["redis"]["image"])
+        self.assertEqual(init["command"][2:], [f"{n}:6379" for n in REDIS_NODES])
+        script = init["command"][1]
+        self.assertEqual([v["source"] for v in volumes(init) if v["target"] == script],
+                         [os.path.join(os.path.dirname(COMPOSE_FILE), "deploy", "redis", "cluster-init.sh")])
+        self.assertEqual(init["depends_on"], {n: {"condition": "service_healthy"} for n in REDIS_NODES})
+
+    def test_workers_use_the_cluster_once_it_exists(self):
+        worker = self.services["worker-cluster"]
+        env = worker["environment"]
+        self.assertNotIn("FRAMEGATE_REDIS", env, "one broker per worker: the single Redis or the cluster")
+        seeds = env["FRAMEGATE_REDIS_CLUSTER"].split(",")
+        self.assertGreaterEqual(len(seeds), 2, "one seed down must not keep a worker from starting")
+        for seed in seeds:
+            host, port = seed.rsplit(":", 1)
+            self.assertIn(host, REDIS_NODES)
+            self.assertEqual(port, "6379")
+        self.assertEqual(worker["depends_on"]["redis-cluster-init"],
+                         {"condition": "service_completed_successfully"})
+        self.assertNotIn("redis", worker["depends_on"])
+
+    def test_seeds_can_be_set(self):
+        env = compose_config("cluster", overrides={"FRAMEGATE_REDIS_CLUSTER": "r1:7000,r2:7000"})[
+            "services"]["worker-cluster"]["environment"]
+        self.assertEqual(env["FRAMEGATE_REDIS_CLUSTER"], "r1:7000,r2:7000")
 
 
 if __name__ == "__main__":

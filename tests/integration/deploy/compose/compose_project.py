@@ -104,7 +104,7 @@ class ComposeProject:
     def down(self) -> None:
         # With every profile: Compose v2 leaves the containers of a service whose profile is not
         # enabled (docker/compose#13647); 1.29 removes them anyway.
-        self.profiles = ["scale-out"]
+        self.profiles = ["scale-out", "cluster"]
         self.compose("down", "--volumes", "--remove-orphans", "--timeout", "20", timeout=240)
 
     def cleanup(self) -> None:
