@@ -88,6 +88,7 @@ def per_process(metric: str) -> Query:
 GW = "framegate_gateway_"
 WK = "framegate_worker_"
 PROC = "framegate_process_"
+HOST = '{host=~"$host"}'  # the dashboard's host variable (All: every host, and targets without the label)
 
 ROWS = [
     Row("Traffic", [
@@ -130,6 +131,25 @@ ROWS = [
         Panel("Publish API by status", "POST /api/publish requests per second by HTTP status: 401 a wrong token, "
               "403 the API disabled (no --api-token), 503 no worker.",
               [rate(f"{GW}api_publishes_total", "status", "{{status}}")], "reqps"),
+    ]),
+    # The `host` label is a target label: deploy/multihost's file-based service
+    # discovery gives every gateway and worker the host it runs on. Where no
+    # target has it (docker-compose), this row shows one series without it.
+    Row("Hosts", [
+        Panel("Connections per host", "WebSocket connections open on each host's gateway. A host dropping to 0 "
+              "while the others grow by as much: its clients reconnected elsewhere (a lost link or gateway).",
+              [total(f"{GW}connections_active{HOST}", "host", "{{host}}")], width=6),
+        Panel("Messages per host", "Client messages in and messages out to clients per second, by host: the "
+              "load balancer's spread as the gateways see it.",
+              [rate(f"{GW}messages_received_total{HOST}", "host", "in {{host}}"),
+               rate(f"{GW}messages_sent_total{HOST}", "host", "out {{host}}")], "ops", width=6),
+        Panel("Room traffic per host", "Room publishes the workers of each host made and room messages Redis "
+              "delivered to them. A host delivering nothing while others publish has lost Redis.",
+              [rate(f"{WK}broker_publishes_total{HOST}", "host", "published {{host}}"),
+               rate(f"{WK}broker_deliveries_total{HOST}", "host", "delivered {{host}}")], "ops", width=6),
+        Panel("Broker up per host", "The lowest broker_up among each host's workers: 0 means at least one "
+              "worker there reaches only its local members.",
+              [Query(f"min by (host) ({WK}broker_up{HOST})", "{{host}}")], width=6),
     ]),
     Row("Latency", [
         Panel("Gateway → worker → gateway", "From a message leaving for its worker to the worker's "
@@ -342,6 +362,22 @@ def panel_json(panel: Panel, panel_id: int, x: int, y: int) -> dict:
     return result
 
 
+HOST_VARIABLE = {
+    "name": "host",
+    "label": "Host",
+    "type": "query",
+    "datasource": DATASOURCE,
+    "query": {"query": "label_values(framegate_gateway_connections_active, host)", "refId": "host"},
+    "definition": "label_values(framegate_gateway_connections_active, host)",
+    "refresh": 2,
+    "multi": True,
+    "includeAll": True,
+    "allValue": ".*",
+    "current": {"text": "All", "value": "$__all"},
+    "sort": 1,
+}
+
+
 def dashboard_json() -> dict:
     panels = []
     y = 0
@@ -371,7 +407,7 @@ def dashboard_json() -> dict:
         "version": 1,
         "time": {"from": "now-30m", "to": "now"},
         "timezone": "browser",
-        "templating": {"list": []},
+        "templating": {"list": [HOST_VARIABLE]},
         "annotations": {"list": []},
         "links": [],
         "panels": panels,

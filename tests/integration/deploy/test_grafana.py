@@ -24,7 +24,9 @@ from deploy_files import (DASHBOARD, DASHBOARD_GENERATOR, DASHBOARD_PROVIDERS, D
 REQUIRED_ROWS = ("traffic", "latency", "backpressure", "errors", "workers", "broker", "deflate", "process")
 # Series Prometheus itself adds to every scrape.
 PROMETHEUS_SERIES = {"up": frozenset()}
-TARGET_LABELS = {"instance", "job"}
+# Labels every target has: Prometheus's own, and `host`, which deploy/multihost's
+# file-based service discovery gives each gateway and worker (the Hosts row).
+TARGET_LABELS = {"instance", "job", "host"}
 RATE_FUNCTIONS = {"rate", "irate", "increase"}
 PANEL_TYPES = {"timeseries", "table", "stat"}
 
@@ -162,6 +164,22 @@ class DashboardTest(unittest.TestCase):
     def test_every_documented_metric_is_shown(self):
         shown = metric_refs.dashboard_metric_names(DASHBOARD)
         self.assertEqual(set(self.table) - shown, set(), "documented metrics no panel shows")
+
+    def test_hosts_row_breaks_down_by_the_host_variable(self):
+        """deploy/multihost labels targets with `host`: a variable picks hosts, the Hosts row splits by them."""
+        variables = {v["name"]: v for v in self.dashboard["templating"]["list"]}
+        self.assertIn("host", variables)
+        self.assertIn("label_values(", variables["host"]["definition"])
+        rows = [p for p in self.dashboard["panels"] if p["type"] == "row"]
+        hosts_row = next(r for r in rows if "host" in r["title"].lower())
+        after = self.dashboard["panels"][self.dashboard["panels"].index(hosts_row) + 1:]
+        row_panels = after[:next((i for i, p in enumerate(after) if p["type"] == "row"), len(after))]
+        self.assertTrue(row_panels)
+        for panel in row_panels:
+            for target in panel["targets"]:
+                with self.subTest(panel=panel["title"]):
+                    self.assertIn("by (host)", target["expr"])
+                    self.assertIn('host=~"$host"', target["expr"])
 
     def test_layout(self):
         ids = [p["id"] for p in self.panels]
