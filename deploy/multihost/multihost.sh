@@ -222,16 +222,21 @@ start_cluster_node() { # J
   dir="$state_dir/redis/$port"
   mkdir -p "$dir"
   # node-timeout 2 s: a killed primary is replaced within a few seconds.
+  # Replicas sync at once (no 5 s diskless delay) and may always take over
+  # (validity factor 0): a host cut off right after `up` must not leave its
+  # primary's replica unable to fail over ("disconnected for too long").
   spawn "redis:$addr:$port" "$(host_ns "$h")" "$state_dir/logs/redis-$port.log" \
     redis-server --bind "$addr" --port "$port" --protected-mode no --save "" --appendonly no \
     --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+    --cluster-replica-validity-factor 0 --repl-diskless-sync-delay 0 --repl-ping-replica-period 1 \
     --dir "$dir" --daemonize no >/dev/null
   wait_for 10 redis_cli "$h" "$addr:$port" ping ||
     die "redis-server on $addr:$port did not answer within 10 s: $(tail -5 "$state_dir/logs/redis-$port.log")"
 }
 
 # Every node says the cluster is ok and knows every replica as one (just after
-# `--cluster create` the replicas' roles are still spreading by gossip).
+# `--cluster create` the replicas' roles are still spreading by gossip), and
+# every replica has finished its first sync.
 cluster_ok_everywhere() {
   local j h addr
   for ((j = 0; j < CLUSTER_NODES; j++)); do
@@ -239,6 +244,10 @@ cluster_ok_everywhere() {
     addr=$(cluster_node_addr "$j")
     redis_cli "$h" "$addr" cluster info | grep -q '^cluster_state:ok' || return 1
     [[ $(redis_cli "$h" "$addr" cluster nodes | grep -cE ' (myself,)?slave ') -eq $((CLUSTER_NODES / 2)) ]] || return 1
+    # A replica counts once its first sync is done.
+    local info
+    info=$(redis_cli "$h" "$addr" info replication)
+    [[ $info != *role:slave* || $info == *master_link_status:up* ]] || return 1
   done
 }
 
@@ -460,7 +469,9 @@ cmd_up() {
     done
     # An unknown option would be passed on to the children as an environment
     # variable and silently ignored, leaving each host on a private Redis.
-    if [[ $REDIS_MODE == cluster ]] && ! "$BUILD_DIR/bin/framegate" up --help 2>&1 | grep -q -- '--redis-cluster'; then
+    # (The help is read whole first: grep -q would stop reading early, and
+    # the SIGPIPE of the writer would fail the pipeline under pipefail.)
+    if [[ $REDIS_MODE == cluster ]] && [[ $("$BUILD_DIR/bin/framegate" up --help 2>&1) != *--redis-cluster* ]]; then
       die "--redis-mode cluster: $BUILD_DIR/bin/framegate up has no --redis-cluster option yet; use --redis-mode single (or --redis-only to bring up just the namespaces and the Redis cluster)"
     fi
   fi

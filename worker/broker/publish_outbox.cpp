@@ -32,6 +32,12 @@ publish_record_ptr publish_outbox::acknowledge() {
   return done;
 }
 
+std::vector<publish_record_ptr> publish_outbox::take_unwritten() {
+  std::vector<publish_record_ptr> taken(queue_.begin() + static_cast<std::ptrdiff_t>(written_), queue_.end());
+  queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(written_), queue_.end());
+  return taken;
+}
+
 std::size_t publish_outbox::clear() {
   const std::size_t never = unwritten();
   queue_.clear();

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "worker/broker/publish_record.hpp"
@@ -39,9 +40,17 @@ class publish_outbox {
   publish_record_ptr acknowledge();
   // The publish connection is gone: every written one is to be sent again.
   void connection_lost() noexcept { written_ = 0; }
+  // Removes the ones never written (oldest first), for another connection.
+  std::vector<publish_record_ptr> take_unwritten();
   // Empties the outbox; returns how many were never written.
   std::size_t clear();
 
+  // When the oldest written one still unanswered was written (nullopt:
+  // none is): a publish connection whose peer went silent shows here.
+  [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> oldest_written() const {
+    if (written_ == 0) return std::nullopt;
+    return queue_.front()->written;
+  }
   [[nodiscard]] std::size_t size() const noexcept { return queue_.size(); }
   [[nodiscard]] bool empty() const noexcept { return queue_.empty(); }
   [[nodiscard]] std::size_t written() const noexcept { return written_; }

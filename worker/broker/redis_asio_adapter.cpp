@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <hiredis/async.h>
+#include <hiredis/hiredis.h>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
 namespace fg::worker {
@@ -29,6 +30,7 @@ class asio_adapter : public std::enable_shared_from_this<asio_adapter> {
     arm(write_pending_, asio::posix::descriptor_base::wait_write);
   }
   void del_write() { want_write_ = false; }
+  void set_sink(redis_reply_sink sink) { sink_ = std::move(sink); }
 
   void cleanup() {
     ac_ = nullptr;
@@ -56,7 +58,10 @@ class asio_adapter : public std::enable_shared_from_this<asio_adapter> {
     // Either call may free the context (cleanup runs, ac_ becomes null).
     if (read && want_read_) {
       ++stats_.read_events;
-      redisAsyncHandleRead(ac_);
+      if (sink_)
+        read_to_sink();
+      else
+        redisAsyncHandleRead(ac_);
     } else if (!read && want_write_) {
       ++stats_.write_events;
       redisAsyncHandleWrite(ac_);
@@ -66,8 +71,23 @@ class asio_adapter : public std::enable_shared_from_this<asio_adapter> {
     if (!read && want_write_) arm(write_pending_, type);
   }
 
+  // What redisAsyncHandleRead does, with the replies going to the sink.
+  void read_to_sink() {
+    // On an error hiredis's own read path meets it again and disconnects.
+    if (redisBufferRead(&ac_->c) != REDIS_OK) return redisAsyncHandleRead(ac_);
+    const auto keep = shared_from_this();  // the sink may free the context
+    while (ac_ != nullptr) {
+      void* reply = nullptr;
+      if (redisGetReply(&ac_->c, &reply) != REDIS_OK) return redisAsyncDisconnect(ac_);
+      if (reply == nullptr) return;
+      const std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(reply), freeReplyObject);
+      sink_(*owned);
+    }
+  }
+
   redisAsyncContext* ac_;
   redis_io_stats& stats_;
+  redis_reply_sink sink_;
   asio::posix::stream_descriptor socket_;
   bool want_read_ = false, want_write_ = false;
   bool read_pending_ = false, write_pending_ = false;
@@ -76,6 +96,14 @@ class asio_adapter : public std::enable_shared_from_this<asio_adapter> {
 asio_adapter& of(void* privdata) { return *static_cast<asio_adapter*>(privdata); }
 
 }  // namespace
+
+void set_redis_reply_sink(redisAsyncContext* ac, redis_reply_sink sink) { of(ac->ev.data).set_sink(std::move(sink)); }
+
+bool send_raw_command(redisAsyncContext* ac, int argc, const char** argv, const std::size_t* argvlen) {
+  if (redisAppendCommandArgv(&ac->c, argc, argv, argvlen) != REDIS_OK) return false;
+  ac->ev.addWrite(ac->ev.data);
+  return true;
+}
 
 bool attach_redis_to_asio(asio::io_context& io, redisAsyncContext* ac, redis_io_stats& stats) {
   if (ac == nullptr || ac->ev.data != nullptr || ac->c.fd < 0) return false;

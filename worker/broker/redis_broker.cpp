@@ -270,9 +270,13 @@ bool redis_broker::send_subscription_command(std::string_view command, const std
     len.push_back(channels.back().size());
   }
   // UNSUBSCRIBE registers no callback: its replies reach the channel's
-  // SUBSCRIBE callback (hiredis), which is this same function.
-  if (redisAsyncCommandArgv(c, subscription_reply_cb, this, static_cast<int>(argv.size()), argv.data(), len.data()) !=
-      REDIS_OK) {
+  // SUBSCRIBE callback (hiredis), which is this same function. Sharded
+  // replies reach the sink set in on_ready.
+  const bool sent = options_.sharded
+                        ? send_raw_command(c, static_cast<int>(argv.size()), argv.data(), len.data())
+                        : redisAsyncCommandArgv(c, subscription_reply_cb, this, static_cast<int>(argv.size()),
+                                                argv.data(), len.data()) == REDIS_OK;
+  if (!sent) {
     // Our view and hiredis's disagree: start over on a new connection.
     sub_.abort("hiredis refused " + std::string(command));
     return false;
@@ -339,14 +343,15 @@ void redis_broker::lose_room(std::string_view room) {
   if (options_.on_room_lost) options_.on_room_lost(lost);
 }
 
-void redis_broker::note_redirect(std::string_view error) {
-  if (!options_.sharded) return;
+bool redis_broker::note_redirect(std::string_view error) {
+  if (!options_.sharded) return false;
   for (const std::string_view word : {"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN"}) {
     if (!error.starts_with(word)) continue;
     ++stats_.redirects;
     if (options_.on_redirect) options_.on_redirect(error);
-    return;
+    return true;
   }
+  return false;
 }
 
 bool redis_broker::sub_settled() const noexcept { return !sub_.ready() || subs_.resubscribed(); }
@@ -356,11 +361,8 @@ bool redis_broker::sub_settled() const noexcept { return !sub_.ready() || subs_.
 void redis_broker::on_ready(redis_connection& c) {
   if (&c == &sub_) {
     sub_sent_.clear();
-    // hiredis (0.14 and 1.x) knows SUBSCRIBE's replies and pushes but not
-    // SSUBSCRIBE's: a reply no callback waits for would fail its assertion
-    // that the connection is subscribed. In monitor mode it hands every
-    // such reply to the last callback, which is subscription_reply_cb.
-    if (options_.sharded) c.context()->c.flags |= REDIS_MONITORING;
+    // hiredis does not know SSUBSCRIBE's replies: they come to us raw.
+    if (options_.sharded) set_redis_reply_sink(c.context(), [this](const redisReply& r) { on_subscription_reply(r); });
     const std::vector<std::string> rooms = subs_.reconnect();
     if (!rooms.empty() && send_subscription(true, rooms)) {
       subs_.resubscribing(rooms);
@@ -550,7 +552,13 @@ void redis_broker::on_publish_reply(const redisReply& r) {
   publish_ns_->observe(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - done->written).count()));
   if (r.type == REDIS_REPLY_ERROR) {
-    note_redirect(str_of(&r));
+    // Not run, so safe to send again; not when our members wait for its
+    // copy (a new copy could not be told from the owed one).
+    if (note_redirect(str_of(&r)) && !done->owed_local && options_.republish) {
+      publish_options again{done->numbered, std::exchange(done->done, nullptr)};
+      if (options_.republish(done->room, done->payload(), again)) return;
+      done->done = std::move(again.done);
+    }
     // Refused for good (ACL, a script flushed, a slot elsewhere, ...):
     // other hosts will not get it.
     if (stats_.dropped++ % 1000 == 0)
@@ -577,6 +585,19 @@ void redis_broker::on_publish_reply(const redisReply& r) {
     gate_.note_receivers(done->room, receivers);
   }
   if (done->done) std::exchange(done->done, nullptr)(publish_receipt{true, offset, {}});
+}
+
+void redis_broker::hand_over_unsent() {
+  if (!options_.republish) return;
+  std::vector<publish_record_ptr> kept;
+  for (publish_record_ptr& r : outbox_.take_unwritten()) {
+    publish_options again{r->numbered, std::exchange(r->done, nullptr)};
+    if (r->owed_local || !options_.republish(r->room, r->payload(), again)) {
+      r->done = std::move(again.done);
+      kept.push_back(std::move(r));
+    }
+  }
+  for (publish_record_ptr& r : kept) (void)outbox_.push(std::move(r));
 }
 
 void redis_broker::give_up(publish_record& r, std::string_view why) {

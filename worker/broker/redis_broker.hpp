@@ -93,6 +93,10 @@ struct redis_broker_options {
   // Sharded: a command got a cluster redirection or refusal (MOVED, ASK,
   // TRYAGAIN, CLUSTERDOWN): the slot map is out of date. Same caveat.
   std::function<void(std::string_view error)> on_redirect;
+  // Sharded: a publish the cluster refused without running it (MOVED, ASK,
+  // TRYAGAIN, CLUSTERDOWN). True when the owner took it to publish again
+  // once the slot map is current; false: dropped and counted as before.
+  std::function<bool(std::string_view room, std::string_view payload, publish_options& options)> republish;
   // Where publish round trips are observed; null: a histogram of the
   // broker's own (report().publish_ns).
   metrics::histogram* publish_ns = nullptr;
@@ -154,6 +158,25 @@ class redis_broker final : public running_broker, private redis_connection::list
   [[nodiscard]] bool wants(std::string_view room) const { return subs_.wants(room); }
   // The room's SUBSCRIBE is acknowledged on the current connection.
   [[nodiscard]] bool confirmed(std::string_view room) const;
+  // How long the oldest publish written to Redis has waited for its answer
+  // (zero when none waits): a silent peer (a network partition) shows here
+  // long before TCP gives up.
+  [[nodiscard]] std::chrono::steady_clock::duration unanswered_for(std::chrono::steady_clock::time_point now) const {
+    const auto oldest = outbox_.oldest_written();
+    return oldest ? now - *oldest : std::chrono::steady_clock::duration::zero();
+  }
+  // Sharded, before stop(): hands the publishes that never reached Redis
+  // to republish (options), so a primary that left the map does not take
+  // them along; those our members wait for stay (stop() counts them).
+  void hand_over_unsent();
+  // The subscribers the last publish to `room` reached (-1: unknown), and
+  // the same told to another broker: a room moved to a new shard keeps
+  // its count, so the new shard's first flush waits for the subscribers
+  // that still have to move (the flush gate).
+  [[nodiscard]] long long receivers(std::string_view room) const { return gate_.receivers(room); }
+  void expect_receivers(std::string_view room, long long n) {
+    if (n >= 0) gate_.note_receivers(room, n);
+  }
   // Both connections are up.
   [[nodiscard]] bool up() const noexcept { return pub_.ready() && sub_.ready(); }
   // Publishes go straight to Redis (not buffered).
@@ -177,7 +200,8 @@ class redis_broker final : public running_broker, private redis_connection::list
   // false when `r` is not it (a push of the server's own).
   bool take_sharded_answer(const redisReply& r, bool& subscribe, std::string& room);
   void lose_room(std::string_view room);
-  void note_redirect(std::string_view error);
+  // True for a cluster's redirection or refusal (the command did not run).
+  bool note_redirect(std::string_view error);
   [[nodiscard]] bool sub_settled() const noexcept;
 
   // The flush after a reconnect: waits for the earlier subscribers (flush_gate).

@@ -64,6 +64,9 @@ redis_cluster_broker::redis_cluster_broker(asio::io_context& io, redis_cluster_o
   // and ask for a refresh, they never destroy a broker.
   options_.shard.on_room_lost = [this](std::string_view room) { on_room_lost(room); };
   options_.shard.on_redirect = [this](std::string_view) { want_refresh(); };
+  options_.shard.republish = [this](std::string_view room, std::string_view payload, publish_options& again) {
+    return republish(room, payload, again);
+  };
 }
 
 redis_cluster_broker::~redis_cluster_broker() { stop(); }
@@ -205,16 +208,21 @@ void redis_cluster_broker::on_down(redis_connection&, std::string_view) {
 
 bool redis_cluster_broker::degraded() const {
   if (!map_ || !map_->complete()) return true;
-  for (const auto& [room, at] : rooms_)
-    if (at.empty()) return true;
-  return std::any_of(shards_.begin(), shards_.end(), [](const auto& s) { return !s.second.broker->up(); });
+  for (const auto& [room, p] : rooms_)
+    if (p.at.empty()) return true;
+  // A shard down, or one that stopped answering (a partition: its
+  // replica may have taken over without us hearing of it).
+  const auto now = std::chrono::steady_clock::now();
+  return std::any_of(shards_.begin(), shards_.end(), [&](const auto& s) {
+    return !s.second.broker->up() || s.second.broker->unanswered_for(now) > options_.refresh_retry * 4;
+  });
 }
 
 void redis_cluster_broker::apply(slot_map map) {
   const bool first = !map_;
   map_ = std::move(map);
   for (const cluster_shard& s : map_->shards()) shard_at(s.primary);
-  for (auto& [room, at] : rooms_) place(room, at);
+  for (auto& [room, p] : rooms_) place(room, p);
   for (auto it = shards_.begin(); it != shards_.end();) {
     const bool primary = std::any_of(map_->shards().begin(), map_->shards().end(), [&](const cluster_shard& s) {
       return address_of(endpoint_of(s.primary)) == it->first;
@@ -265,28 +273,30 @@ redis_broker* redis_cluster_broker::broker_at(const std::string& address) const 
 }
 
 redis_broker* redis_cluster_broker::home_of(std::string_view room) {
-  if (const auto it = rooms_.find(room); it != rooms_.end()) return broker_at(it->second);
+  if (const auto it = rooms_.find(room); it != rooms_.end()) return broker_at(it->second.at);
   return broker_at(owner_address(room));
 }
 
 const redis_broker* redis_cluster_broker::home(std::string_view room) const {
   const auto it = rooms_.find(room);
-  return it != rooms_.end() ? broker_at(it->second) : nullptr;
+  return it != rooms_.end() ? broker_at(it->second.at) : nullptr;
 }
 
-void redis_cluster_broker::place(const std::string& room, std::string& at) {
+void redis_cluster_broker::place(const std::string& room, placement& p) {
   const std::string owner = owner_address(room);
-  if (owner == at) return;
+  if (owner == p.at) return;
   const presence_shares::users* share = presence_.of(room);
-  if (redis_broker* old = broker_at(at); old != nullptr) {
+  if (redis_broker* old = broker_at(p.at); old != nullptr) {
+    remember_receivers(room, p, *old);
     old->unsubscribe(room);
     if (share != nullptr)
       for (const auto& [user, n] : *share) old->set_presence(room, user, 0);
     ++moved_;
   }
-  at = owner;
+  p.at = owner;
   redis_broker* now = broker_at(owner);
   if (now == nullptr) return;  // an unowned slot: degraded() asks again
+  now->expect_receivers(room, p.receivers);
   now->subscribe(room);
   if (share != nullptr)
     for (const auto& [user, n] : *share) now->set_presence(room, user, n);
@@ -295,25 +305,44 @@ void redis_cluster_broker::place(const std::string& room, std::string& at) {
 void redis_cluster_broker::retire(std::unordered_map<std::string, shard>::iterator it) {
   redis_broker& b = *it->second.broker;
   log_->info("redis cluster: {} is no longer a primary: closing its connections", it->first);
-  b.stop();  // counts what it still held as dropped
+  b.hand_over_unsent();  // sent again to the new owners by apply()
+  b.stop();              // counts what it still held as dropped
   add(retired_, b.stats());
-  for (auto& [room, at] : rooms_)
-    if (at == it->first) at.clear();
+  for (auto& [room, p] : rooms_)
+    if (p.at == it->first) {
+      remember_receivers(room, p, b);
+      p.at.clear();
+    }
+}
+
+void redis_cluster_broker::remember_receivers(const std::string& room, placement& p, const redis_broker& from) {
+  if (const long long n = from.receivers(room); n >= 0) p.receivers = n;
 }
 
 void redis_cluster_broker::on_room_lost(std::string_view room) {
   const auto it = rooms_.find(room);
   if (it == rooms_.end()) return;
   // The shard has already let the room go; its presence share goes too.
-  if (redis_broker* old = broker_at(it->second); old != nullptr)
+  if (redis_broker* old = broker_at(it->second.at); old != nullptr) {
+    remember_receivers(it->first, it->second, *old);
     if (const presence_shares::users* share = presence_.of(room); share != nullptr)
       for (const auto& [user, n] : *share) old->set_presence(room, user, 0);
-  it->second.clear();
+  }
+  it->second.at.clear();
   ++moved_;
   want_refresh();
 }
 
+bool redis_cluster_broker::republish(std::string_view room, std::string_view payload, publish_options& again) {
+  // The room's later publishes wait behind it, so its order holds.
+  held_.emplace(room);
+  ++republished_;
+  wait(room, payload, std::move(again));
+  return true;
+}
+
 void redis_cluster_broker::send_waiting() {
+  held_.clear();
   std::deque<waiting_publish> still;
   while (!waiting_.empty()) {
     waiting_publish w = std::move(waiting_.front());
@@ -336,7 +365,7 @@ void redis_cluster_broker::subscribe(std::string_view room) {
 void redis_cluster_broker::unsubscribe(std::string_view room) {
   const auto it = rooms_.find(room);
   if (it == rooms_.end()) return;
-  if (redis_broker* b = broker_at(it->second); b != nullptr) b->unsubscribe(room);
+  if (redis_broker* b = broker_at(it->second.at); b != nullptr) b->unsubscribe(room);
   tops_.forget(room);
   rooms_.erase(it);
 }
@@ -344,8 +373,14 @@ void redis_cluster_broker::unsubscribe(std::string_view room) {
 void redis_cluster_broker::publish(std::string_view room, std::string_view payload) { publish(room, payload, {}); }
 
 void redis_cluster_broker::publish(std::string_view room, std::string_view payload, publish_options options) {
-  if (redis_broker* b = home_of(room); b != nullptr) return b->publish(room, payload, std::move(options));
-  // No shard yet: kept (bounded like an outbox) until the map names one.
+  if (redis_broker* b = home_of(room); b != nullptr && !held_.contains(room))
+    return b->publish(room, payload, std::move(options));
+  wait(room, payload, std::move(options));
+}
+
+void redis_cluster_broker::wait(std::string_view room, std::string_view payload, publish_options options) {
+  // No shard yet, or the room's last publish was refused: kept (bounded
+  // like an outbox) until the next slot map.
   if (waiting_.size() >= std::max<std::size_t>(options_.shard.buffer, 1)) {
     waiting_publish& oldest = waiting_.front();
     if (waiting_dropped_++ % 1000 == 0)
@@ -375,7 +410,7 @@ void redis_cluster_broker::history(std::string_view room, const std::optional<hi
   const auto it = rooms_.find(room);
   if (it == rooms_.end())
     return done(room_history{room_history::outcome::unavailable, {}, 0, {}, "subscribe to the room first"});
-  redis_broker* b = broker_at(it->second);
+  redis_broker* b = broker_at(it->second.at);
   if (b == nullptr)
     return done(room_history{
         room_history::outcome::unavailable, {}, 0, {}, "the room's Redis Cluster shard is changing: ask again"});

@@ -8,11 +8,14 @@
 // and this class in front of them:
 // - it reads the slot map (CLUSTER SHARDS) from a seed or a known node,
 //   again every refresh_interval, and every refresh_retry while something
-//   is wrong (a shard down, a room without a home, a redirection);
+//   is wrong (a shard down or silent, a room without a home, a redirection);
 // - it sends each room to the broker of its slot's primary, and moves the
 //   room (subscription and presence share) when the map says the slot has
 //   a new owner: after a migration (the old owner drops the subscription
 //   with SUNSUBSCRIBE, or answers MOVED) or a failover (a replica promoted);
+// - a publish the cluster refused without running it (MOVED, ASK, TRYAGAIN,
+//   CLUSTERDOWN: a slot moving, a failover under way) waits, with the
+//   room's later publishes behind it, for the next map, and is sent again;
 // - a primary that left the map takes its broker with it: what that broker
 //   still held unsent is counted as dropped, like any outage's loss.
 //
@@ -31,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -58,7 +62,7 @@ struct redis_cluster_options {
   std::vector<redis_endpoint> seeds;
   // For each shard's broker (`sharded` and its callbacks are set here).
   redis_broker_options shard;
-  std::chrono::milliseconds refresh_interval{30000};
+  std::chrono::milliseconds refresh_interval{5000};
   std::chrono::milliseconds refresh_retry{250};
   // A node that does not answer CLUSTER SHARDS within this is left for the next.
   std::chrono::milliseconds topology_timeout{2000};
@@ -125,8 +129,12 @@ class redis_cluster_broker final : public running_broker, private redis_connecti
   shard& shard_at(const cluster_node& primary);
   [[nodiscard]] redis_broker* broker_at(const std::string& address) const;
   redis_broker* home_of(std::string_view room);
-  void place(const std::string& room, std::string& at);
+  struct placement;
+  void place(const std::string& room, placement& p);
+  static void remember_receivers(const std::string& room, placement& p, const redis_broker& from);
   void retire(std::unordered_map<std::string, shard>::iterator it);
+  void wait(std::string_view room, std::string_view payload, publish_options options);
+  bool republish(std::string_view room, std::string_view payload, publish_options& again);
   void send_waiting();
   void on_room_lost(std::string_view room);
 
@@ -149,14 +157,22 @@ class redis_cluster_broker final : public running_broker, private redis_connecti
   std::optional<slot_map> map_;
   bool stopped_ = false;
 
-  std::unordered_map<std::string, shard> shards_;          // by primary address
-  std::map<std::string, std::string, std::less<>> rooms_;  // room -> address of its shard ("" : none yet)
+  std::unordered_map<std::string, shard> shards_;  // by primary address
+  // Where a room with members here is subscribed, and the subscribers its
+  // last publish reached, kept across a move (the next shard's flush gate
+  // waits for them).
+  struct placement {
+    std::string at;  // the shard's address; "": none yet
+    long long receivers = -1;
+  };
+  std::map<std::string, placement, std::less<>> rooms_;
   presence_shares presence_;
   std::deque<waiting_publish> waiting_;
+  std::set<std::string, std::less<>> held_;  // rooms whose publishes wait behind a refused one
   room_tops tops_;
 
   redis_broker_stats retired_{};  // of the brokers of primaries that left the map
-  std::uint64_t refreshes_ = 0, moved_ = 0, gaps_ = 0, waiting_dropped_ = 0;
+  std::uint64_t refreshes_ = 0, moved_ = 0, gaps_ = 0, waiting_dropped_ = 0, republished_ = 0;
 };
 
 }  // namespace fg::worker

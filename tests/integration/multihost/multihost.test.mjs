@@ -5,8 +5,8 @@
 // Redis restarted) leaves rooms working, and `down` leaves nothing behind.
 //
 // Needs root (network namespaces): run as anyone else it fails, with the
-// script's reason. FRAMEGATE_MULTIHOST_REDIS_MODE=cluster switches it to a
-// Redis Cluster once `framegate up --redis-cluster` exists (default: single).
+// script's reason. It runs over a Redis Cluster spread over the hosts;
+// FRAMEGATE_MULTIHOST_REDIS_MODE=single over one redis-server on host 1.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -21,7 +21,7 @@ const script = join(here, '..', '..', '..', 'deploy', 'multihost', 'multihost.sh
 // FRAMEGATE_BIN is build/bin/framegate: the script wants the build directory.
 const buildDir = process.env.FRAMEGATE_BIN ? dirname(dirname(process.env.FRAMEGATE_BIN))
   : join(here, '..', '..', '..', 'build');
-const redisMode = process.env.FRAMEGATE_MULTIHOST_REDIS_MODE ?? 'single';
+const redisMode = process.env.FRAMEGATE_MULTIHOST_REDIS_MODE ?? 'cluster';
 const ROOMS = ['lobby', 'news'];
 const NGINX_CLIENTS = 24;
 const LINK_DOWN_HOST = 2;
@@ -123,6 +123,11 @@ async function roundTrip(clients, round) {
   await waitUntil(`round ${round}: ${expected} messages at each of ${clients.length} clients`,
     () => clients.every((c) => ofRound(c).length >= expected), 15_000).catch((e) => {
     const short = clients.filter((c) => ofRound(c).length < expected).map((c) => `${c.name}:${ofRound(c).length}`);
+    // What the hosts said about it, before `down` removes their logs.
+    for (const host of [1, 2, 3]) {
+      const log = join(stateDir, 'logs', `h${host}-framegate.log`);
+      if (existsSync(log)) console.log(`# h${host}: ` + readFileSync(log, 'utf8').split('\n').slice(-25).join('\n# '));
+    }
     throw new Error(`${e.message}; short: ${short.join(' ')}`);
   });
   await sleep(500);  // time for a duplicate to show up

@@ -149,4 +149,33 @@ TEST(PublishOutbox, ClearCountsWhatWasNeverWritten) {
   EXPECT_EQ(o.clear(), 0u);
 }
 
+TEST(PublishOutbox, TakeUnwrittenLeavesTheWrittenOnes) {
+  publish_outbox o(10);
+  for (std::uint64_t s = 1; s <= 4; ++s) (void)o.push(rec(s));
+  const auto t0 = std::chrono::steady_clock::now();
+  o.mark_written(t0);
+  o.mark_written(t0 + std::chrono::seconds(1));
+  EXPECT_EQ(seqs(o.take_unwritten()), (std::vector<std::uint64_t>{3, 4}));
+  EXPECT_EQ(o.size(), 2u);
+  EXPECT_FALSE(o.has_unwritten());
+  EXPECT_EQ(o.acknowledge()->seq, 1u);  // the written ones are still answered in order
+  EXPECT_TRUE(o.take_unwritten().empty());
+}
+
+TEST(PublishOutbox, OldestWrittenIsTheOneWaitingLongest) {
+  publish_outbox o(10);
+  EXPECT_EQ(o.oldest_written(), std::nullopt);
+  (void)o.push(rec(1));
+  (void)o.push(rec(2));
+  EXPECT_EQ(o.oldest_written(), std::nullopt);  // nothing written yet
+  const auto t0 = std::chrono::steady_clock::now();
+  o.mark_written(t0);
+  o.mark_written(t0 + std::chrono::seconds(2));
+  EXPECT_EQ(o.oldest_written(), t0);
+  (void)o.acknowledge();
+  EXPECT_EQ(o.oldest_written(), t0 + std::chrono::seconds(2));
+  o.connection_lost();
+  EXPECT_EQ(o.oldest_written(), std::nullopt);
+}
+
 }  // namespace
