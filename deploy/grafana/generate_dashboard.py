@@ -265,6 +265,10 @@ ROWS = [
               [rate(f"{WK}broker_buffered_total", legend="buffered"),
                rate(f"{WK}broker_dropped_total", legend="dropped"),
                rate(f"{WK}broker_missed_total", legend="missed")], "ops"),
+        Panel("Gaps", "Numbered room messages that never arrived at a worker live (offsets it saw skipped): "
+              "a subscription in transit while a slot moved or a primary failed over, a peer's outbox overflow. "
+              "Members recover them with since; a steady rate means subscriptions keep moving.",
+              [rate(f"{WK}broker_gap_messages_total", legend="gap messages")], "ops"),
         Panel("Outbox", "Publishes waiting for Redis now, per worker: non-zero only during an outage.",
               [total(f"{WK}broker_outbox", "instance", "{{instance}}")]),
         Panel("Reconnects", "Broker connections re-established, rooms subscribed again after them, and copies "
@@ -291,6 +295,13 @@ ROWS = [
               "ops answered per second.",
               [total(f"{WK}presence_connections", legend="connections present"),
                rate(f"{WK}presence_reads_total", legend="presence reads")]),
+        Panel("Redis Cluster", "With --redis-cluster: primaries each worker is connected to, and per second the "
+              "slot maps read, the redirections (MOVED, ASK, TRYAGAIN, CLUSTERDOWN: the map was out of date) and "
+              "the room subscriptions moved to another shard (a slot migrated, a primary failed over).",
+              [total(f"{WK}redis_cluster_shards", "instance", "shards {{instance}}"),
+               rate(f"{WK}redis_cluster_map_refreshes_total", legend="maps read"),
+               rate(f"{WK}redis_cluster_redirects_total", legend="redirects"),
+               rate(f"{WK}redis_cluster_rooms_moved_total", legend="rooms moved")]),
         Panel("Rooms and subscriptions", "Rooms with members on a worker and broker channels subscribed, summed "
               "over workers.",
               [total(f"{WK}rooms", legend="rooms"),
