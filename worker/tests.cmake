@@ -26,6 +26,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_url_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_envelope_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_broker_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_cluster_broker_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_history_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_presence_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker_publish_envelope_test.cpp

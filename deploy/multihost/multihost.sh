@@ -485,6 +485,11 @@ cmd_up() {
   trap up_failed EXIT
   trap 'exit 130' INT TERM
 
+  # Runs started together would pick the same free slot: choosing it and
+  # claiming it (the root link's addresses, in make_network) is one step.
+  local lock_fd
+  exec {lock_fd}>"${TMPDIR:-/tmp}/framegate-multihost.lock"
+  flock "$lock_fd"
   [[ -n $SLOT ]] || SLOT=$(pick_slot)
   [[ $SLOT =~ ^[0-9]+$ ]] && ((SLOT < 128)) || die "--slot: 0 to 127"
   RUN_ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
@@ -500,6 +505,7 @@ cmd_up() {
 
   say "run $PREFIX: $HOSTS hosts on $HOST_NET.0/24, entry network $ENTRY_NET.0/24, redis $REDIS_MODE"
   make_network
+  exec {lock_fd}>&-
   if [[ $REDIS_MODE == single ]]; then start_redis_single; else start_redis_cluster; fi
   write_targets
   if ((!REDIS_ONLY)); then

@@ -219,7 +219,9 @@ bool redis_cluster_broker::degraded() const {
 }
 
 void redis_cluster_broker::apply(slot_map map) {
-  const bool first = !map_;
+  // Logged when the picture changes, not on every read while it is wrong.
+  const bool changed =
+      !map_ || map_->assigned_slots() != map.assigned_slots() || map_->shards().size() != map.shards().size();
   map_ = std::move(map);
   for (const cluster_shard& s : map_->shards()) shard_at(s.primary);
   for (auto& [room, p] : rooms_) place(room, p);
@@ -229,7 +231,7 @@ void redis_cluster_broker::apply(slot_map map) {
     });
     it = primary ? std::next(it) : (retire(it), shards_.erase(it));
   }
-  if (first || !map_->complete())
+  if (changed)
     log_->log(map_->complete() ? spdlog::level::info : spdlog::level::warn,
               "redis cluster: {} primaries own {} of {} slots", map_->shards().size(), map_->assigned_slots(),
               cluster_slot_count);

@@ -1,0 +1,181 @@
+// The Redis Cluster broker against a real one-node cluster (every slot on
+// one redis-server started with --cluster-enabled): sharded channels and
+// subscriptions, every message once and in order (large ones too, read in
+// pieces by the reply sink), and publishes the cluster refuses while a
+// slot has no owner (CLUSTERDOWN) sent again, in order, once it has one.
+// Slot moves and failovers between nodes: tests/integration/redis.
+#include "worker/broker/redis_cluster_broker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "common/logging.hpp"
+#include "tests/unit/worker/redis_server.hpp"
+#include "worker/broker/cluster_slots.hpp"
+#include "worker/broker/redis_url.hpp"
+
+namespace {
+
+using namespace fg::worker;
+using namespace std::chrono_literals;
+
+struct member {
+  std::vector<std::string> got;  // "room payload"
+  std::vector<std::uint64_t> offsets;
+  std::unique_ptr<redis_cluster_broker> broker;
+};
+
+class RedisClusterBroker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fg::test::redis_server::installed()) GTEST_SKIP() << "redis-server is not installed";
+    char tmpl[] = "/tmp/fg-cluster-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_TRUE(
+        server_.start({"--cluster-enabled", "yes", "--cluster-config-file", dir_ + "/nodes.conf", "--dir", dir_}));
+    ASSERT_EQ(server_.command({"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "OK");
+    ASSERT_TRUE(wait_for([&] {
+      return server_.command({"CLUSTER", "INFO"}).find("cluster_state:ok") != std::string::npos;
+    }));
+  }
+  void TearDown() override {
+    for (auto& m : members_) m->broker->stop();
+    server_.kill();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  static bool wait_for(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(20ms);
+    }
+    return true;
+  }
+
+  member& add_member() {
+    auto m = std::make_unique<member>();
+    redis_cluster_options o;
+    o.seeds = parse_cluster_seeds("127.0.0.1:" + std::to_string(server_.port()), std::nullopt);
+    o.shard.connection.backoff_min = 20ms;
+    o.shard.connection.backoff_max = 200ms;
+    o.refresh_retry = 50ms;
+    auto* raw = m.get();
+    m->broker = std::make_unique<redis_cluster_broker>(
+        io_, o,
+        [raw](std::string_view room, std::string_view payload, room_position at) {
+          raw->got.push_back(std::string(room) + " " + std::string(payload));
+          raw->offsets.push_back(at.offset);
+        },
+        fg::component_logger("redis-cluster-test"));
+    m->broker->start();
+    members_.push_back(std::move(m));
+    return *members_.back();
+  }
+
+  bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      io_.restart();
+      io_.run_for(5ms);
+    }
+    return true;
+  }
+
+  std::string shard_numsub(const std::string& channel) const {
+    return server_.command({"PUBSUB", "SHARDNUMSUB", channel});
+  }
+  bool subscribed(const std::string& room, int n) {
+    return run_until([&] {
+      return shard_numsub("framegate:{room:" + room + "}") == "framegate:{room:" + room + "} " + std::to_string(n);
+    });
+  }
+
+  fg::test::redis_server server_;
+  std::string dir_;
+  boost::asio::io_context io_;
+  std::vector<std::unique_ptr<member>> members_;
+};
+
+TEST_F(RedisClusterBroker, APublishReachesEveryMemberOnceWithItsOffset) {
+  member& a = add_member();
+  member& b = add_member();
+  ASSERT_TRUE(run_until([&] { return a.broker->report().up && b.broker->report().up; }));
+  a.broker->subscribe("lobby");
+  b.broker->subscribe("lobby");
+  b.broker->subscribe("a{b}");  // braces in a name: the channel keeps its own hash tag
+  ASSERT_TRUE(subscribed("lobby", 2));
+  ASSERT_TRUE(subscribed("a{b}", 1));
+  a.broker->publish("lobby", "one");
+  b.broker->publish("a{b}", "two");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1 && b.got.size() == 2; }));
+  io_.restart();
+  io_.run_for(100ms);
+  EXPECT_EQ(a.got, (std::vector<std::string>{"lobby one"}));
+  EXPECT_EQ(a.offsets, (std::vector<std::uint64_t>{1}));
+  EXPECT_EQ(b.got.size(), 2u);
+  const broker_report r = a.broker->report();
+  EXPECT_STREQ(r.kind, "redis-cluster");
+  EXPECT_EQ(r.cluster_shards, 1u);
+  EXPECT_GE(r.cluster_map_refreshes, 1u);
+  EXPECT_EQ(r.gaps, 0u);
+  // History keys share the channel's slot (the script ran on the cluster).
+  EXPECT_NE(server_.command({"EXISTS", "framegate:{room:a{b}}:h"}), "0");
+}
+
+TEST_F(RedisClusterBroker, ManyAndLargeMessagesArriveOnceAndInOrder) {
+  member& a = add_member();
+  member& b = add_member();
+  ASSERT_TRUE(run_until([&] { return a.broker->report().up && b.broker->report().up; }));
+  const std::vector<std::string> rooms{"r0", "r1", "r2", "r3", "r4"};
+  for (const auto& room : rooms) b.broker->subscribe(room);
+  for (const auto& room : rooms) ASSERT_TRUE(subscribed(room, 1));
+  // 300 KiB messages arrive over many reads: the reply sink must put them together.
+  const std::string big(300 * 1024, 'x');
+  std::vector<std::string> want;
+  for (int n = 0; n < 200; ++n) {
+    const std::string& room = rooms[static_cast<std::size_t>(n) % rooms.size()];
+    const std::string payload = std::to_string(n) + (n % 20 == 0 ? big : "");
+    a.broker->publish(room, payload);
+    want.push_back(room + " " + payload);
+  }
+  ASSERT_TRUE(run_until([&] { return b.got.size() >= want.size(); }, 10000ms)) << b.got.size();
+  io_.restart();
+  io_.run_for(100ms);
+  EXPECT_EQ(b.got, want);
+}
+
+TEST_F(RedisClusterBroker, PublishesRefusedWhileTheSlotHasNoOwnerAreSentAgainInOrder) {
+  member& a = add_member();
+  ASSERT_TRUE(run_until([&] { return a.broker->report().up; }));
+  a.broker->subscribe("held");
+  ASSERT_TRUE(subscribed("held", 1));
+  const std::string slot = std::to_string(key_hash_slot("framegate:{room:held}"));
+  a.broker->publish("held", "before");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1; }));
+  // The slot loses its owner: the cluster answers CLUSTERDOWN.
+  ASSERT_EQ(server_.command({"CLUSTER", "DELSLOTS", slot}), "OK");
+  for (int n = 1; n <= 5; ++n) a.broker->publish("held", "during " + std::to_string(n));
+  ASSERT_TRUE(run_until([&] { return a.broker->report().cluster_redirects > 0; }));
+  io_.restart();
+  io_.run_for(200ms);
+  ASSERT_EQ(server_.command({"CLUSTER", "ADDSLOTS", slot}), "OK");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 6; }, 10000ms)) << a.got.size();
+  EXPECT_EQ(a.got, (std::vector<std::string>{"held before", "held during 1", "held during 2", "held during 3",
+                                             "held during 4", "held during 5"}));
+  const broker_report r = a.broker->report();
+  EXPECT_EQ(r.dropped, 0u);
+  EXPECT_GE(r.cluster_redirects, 1u);
+}
+
+}  // namespace
