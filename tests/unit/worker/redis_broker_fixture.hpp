@@ -14,6 +14,7 @@
 
 #include "common/logging.hpp"
 #include "tests/unit/worker/redis_server.hpp"
+#include "tests/unit/worker/run_loop.hpp"
 #include "worker/broker/redis_broker.hpp"
 #include "worker/broker/redis_url.hpp"
 
@@ -68,13 +69,7 @@ class RedisBrokerFixture : public ::testing::Test {
 
   // Runs the loop until `done` or the deadline; false on timeout.
   bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      io_.restart();
-      io_.run_for(5ms);
-    }
-    return true;
+    return fg::test::run_until(io_, done, limit);
   }
   void run_for(std::chrono::milliseconds d) {
     run_until([] { return false; }, d);

@@ -19,6 +19,7 @@
 
 #include "common/logging.hpp"
 #include "tests/unit/worker/redis_server.hpp"
+#include "tests/unit/worker/run_loop.hpp"
 #include "worker/broker/cluster_slots.hpp"
 #include "worker/broker/redis_url.hpp"
 
@@ -83,13 +84,7 @@ class RedisClusterBroker : public ::testing::Test {
   }
 
   bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      io_.restart();
-      io_.run_for(5ms);
-    }
-    return true;
+    return fg::test::run_until(io_, done, limit);
   }
 
   std::string shard_numsub(const std::string& channel) const {
