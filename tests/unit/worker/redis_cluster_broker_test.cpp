@@ -96,7 +96,7 @@ class RedisClusterBroker : public ::testing::Test {
     });
   }
 
-  fg::test::redis_server server_;
+  fg::test::redis_server server_{fg::test::redis_server::cluster_node_tag{}};
   std::string dir_;
   boost::asio::io_context io_;
   std::vector<std::unique_ptr<member>> members_;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +28,11 @@ class redis_server {
   static bool installed() { return ::access("/usr/bin/redis-server", X_OK) == 0; }
 
   redis_server() : port_(free_port()) {}
+  // A node of a Redis Cluster listens on a second port, its own + 10000
+  // (the cluster bus): both must be free, so the port is picked below the
+  // ephemeral range (where the bus port of a free port may be taken).
+  struct cluster_node_tag {};
+  explicit redis_server(cluster_node_tag) : port_(free_cluster_port()) {}
   ~redis_server() { kill(); }
   redis_server(const redis_server&) = delete;
   redis_server& operator=(const redis_server&) = delete;
@@ -118,6 +124,27 @@ class redis_server {
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
     ::close(fd);
     return ntohs(a.sin_port);
+  }
+
+  // True when 127.0.0.1:port can be bound now.
+  static bool bindable(std::uint16_t port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
+  }
+
+  static std::uint16_t free_cluster_port() {
+    std::random_device rd;
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      const auto port = static_cast<std::uint16_t>(10000 + rd() % 12768);
+      if (bindable(port) && bindable(static_cast<std::uint16_t>(port + 10000))) return port;
+    }
+    return 0;
   }
 
   std::uint16_t port_;
