@@ -159,7 +159,7 @@ test(`three hosts behind nginx (redis ${redisMode}): spread, link loss, Redis lo
   async () => {
     const t0 = Date.now();
     upStarted = true;
-    multihost('up', '--hosts', '3', '--redis-mode', redisMode, '--nginx', '--workers-per-host', '1',
+    multihost('up', '--hosts', '3', '--redis-mode', redisMode, '--nginx', '--prometheus', '--workers-per-host', '1',
       '--build-dir', buildDir);
     const run = JSON.parse(readFileSync(join(stateDir, 'run.json'), 'utf8'));
     assert.equal(run.hosts.length, 3);
@@ -220,6 +220,20 @@ test(`three hosts behind nginx (redis ${redisMode}): spread, link loss, Redis lo
     await waitUntil('every live client connected after the Redis loss',
       () => live.every((c) => c.readySince(killedAt)), 15_000);
     await roundTrip(live, 3);
+
+    // Prometheus found every host's gateway and worker through the file-based
+    // discovery, with their host label, and scrapes them (host 2 again too).
+    await waitUntil('Prometheus scraping every gateway and worker of every host', async () => {
+      const res = await fetch(`http://${run.prometheus}/api/v1/targets?state=active`);
+      const targets = (await res.json()).data.activeTargets;
+      const up = targets.filter((t) => t.health === 'up').map((t) => `${t.labels.job}@${t.labels.host}`).sort();
+      return JSON.stringify(up) === JSON.stringify(['framegate-gateway@h1', 'framegate-gateway@h2',
+        'framegate-gateway@h3', 'framegate-worker@h1', 'framegate-worker@h2', 'framegate-worker@h3']);
+    }, 30_000);
+    const query = await fetch(`http://${run.prometheus}/api/v1/query?query=` +
+      encodeURIComponent('sum by (host) (framegate_gateway_connections_active)'));
+    const hostsSeen = (await query.json()).data.result.map((r) => r.metric.host).sort();
+    assert.deepEqual(hostsSeen, ['h1', 'h2', 'h3'], 'a per-host breakdown of the gateways');
 
     for (const c of clients) c.stop();
     multihost('down');
