@@ -159,6 +159,8 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
                                     : std::optional(read_secret_file(redis_password_file, "--redis-password-file"));
     if (!redis_url.empty()) cfg.redis = password ? parse_redis_url(redis_url, *password) : parse_redis_url(redis_url);
     if (!redis_cluster.empty()) cfg.redis_cluster = parse_cluster_seeds(redis_cluster, password);
+    if (!cfg.redis_cluster.empty() && cfg.channel_prefix.find_first_of("{}") != std::string::npos)
+      throw std::invalid_argument("--channel-prefix: no '{' or '}' with --redis-cluster (rooms carry the hash tag)");
     if (!secret_file.empty()) cfg.redis_secret = read_secret_file(secret_file, "--redis-secret-file");
     cfg.redis_foreign = foreign == "deliver" ? foreign_policy::deliver : foreign_policy::drop;
     cfg.admin = parse_optional_host_port(admin, "--admin");

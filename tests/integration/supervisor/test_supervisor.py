@@ -338,6 +338,23 @@ class SupervisorTest(unittest.TestCase):
         self.assertEqual(self.live("w1")["env"].get("FRAMEGATE_REDIS"), url)
         self.stop_cleanly(sup)
 
+    def test_redis_cluster_seeds_are_passed_on_and_start_no_redis(self):
+        seeds = "127.0.0.1:7000,127.0.0.1:7001"
+        sup = self.start_cluster(2, "--redis-cluster", seeds)
+        self.assertEqual(self.records("redis"), [])
+        for name in ("gateway", "w1", "w2"):
+            env = self.live(name)["env"]
+            self.assertEqual(env.get("FRAMEGATE_REDIS_CLUSTER"), seeds, name)
+            self.assertNotIn("FRAMEGATE_REDIS", env, name)
+        self.stop_cleanly(sup)
+
+    def test_redis_cluster_excludes_redis_and_no_redis(self):
+        for other in (["--redis", "redis://127.0.0.1:6399"], ["--no-redis"]):
+            with self.subTest(other=other[0]):
+                sup = self.start("--listen", "127.0.0.1:0", "--redis-cluster", "127.0.0.1:7000", *other)
+                self.assertEqual(sup.wait_exit(), 2, sup.output())
+                self.assertIn("--redis-cluster", sup.output())
+
     def test_no_redis_starts_none_and_passes_none(self):
         sup = self.start_cluster(2, "--no-redis")
         self.assertEqual(self.records("redis"), [])

@@ -58,5 +58,32 @@ TEST(WorkerConfigDeathTest, FramegateWorkerRejectsAPathNoBuiltinServes) {
               "^framegate-worker: --apps: no built-in app at '/hello'");
 }
 
+TEST(WorkerConfig, RedisClusterSeeds) {
+  args a{"framegate-worker", "--redis-cluster", "10.0.0.1:7000,10.0.0.2:7001"};
+  const auto cfg = parse_worker_config(a.argc(), a.argv());
+  EXPECT_FALSE(cfg.redis.has_value());
+  ASSERT_EQ(cfg.redis_cluster.size(), 2u);
+  EXPECT_EQ(cfg.redis_cluster[1].host, "10.0.0.2");
+  EXPECT_EQ(cfg.redis_cluster[1].port, 7001);
+}
+
+TEST(WorkerConfigDeathTest, RedisAndRedisClusterExcludeEachOther) {
+  args a{"framegate-worker", "--redis", "redis://h:1", "--redis-cluster", "h:7000"};
+  EXPECT_EXIT(parse_worker_config(a.argc(), a.argv()), testing::ExitedWithCode(2),
+              "^framegate-worker: --redis and --redis-cluster: choose one");
+}
+
+TEST(WorkerConfigDeathTest, RedisClusterSeedsMustBeHostPort) {
+  args a{"framegate-worker", "--redis-cluster", "unix:///tmp/r.sock"};
+  EXPECT_EXIT(parse_worker_config(a.argc(), a.argv()), testing::ExitedWithCode(2),
+              "^framegate-worker: --redis-cluster: seeds are HOST:PORT, not Unix sockets");
+}
+
+TEST(WorkerConfigDeathTest, AClusterChannelPrefixHoldsNoBrace) {
+  args a{"framegate-worker", "--redis-cluster", "h:7000", "--channel-prefix", "{app}:"};
+  EXPECT_EXIT(parse_worker_config(a.argc(), a.argv()), testing::ExitedWithCode(2),
+              "^framegate-worker: --channel-prefix: no '\\{' or '\\}' with --redis-cluster");
+}
+
 }  // namespace
 }  // namespace fg::worker
