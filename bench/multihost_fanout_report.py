@@ -162,16 +162,22 @@ def main():
                   f"{us(m['gateway_us_per_delivery'])} | {us(m['worker_us_per_publish'])} | "
                   f"{us(m['redis_us_per_publish'])} | {us(m['servers_us_per_delivery'])} |")
     print()
-    print("The workers' broker counters after each run, summed over the hosts (docs/METRICS.md):")
+    print("The workers' broker counters after each run, summed over the hosts (docs/METRICS.md);")
+    print("subscriptions mid-window, per worker:")
     print()
-    print(row("workload", "redis", "subscriptions", "gap messages", "dropped", "missed", "redirects",
+    print(row("workload", "redis", "subscriptions (mid-window)", "gap messages", "dropped", "missed", "redirects",
               "map refreshes", "reconnects"))
     print(rule(9))
     for r in runs:
         b = broker_totals(r.get("broker_metrics"))
         if b is None:
             continue
-        print(row(r["workload"], r["redis_mode"], *(f"{b.get(k, 0):.0f}" for k in BROKER_COUNTERS)))
+        mid = r.get("broker_metrics_mid")
+        subs = "-"
+        if isinstance(mid, dict):
+            subs = " / ".join(f"{(broker_totals({k: v}) or {}).get('broker_subscriptions', 0):.0f}"
+                              for k, v in mid.items())
+        print(row(r["workload"], r["redis_mode"], subs, *(f"{b.get(k, 0):.0f}" for k in BROKER_COUNTERS[1:])))
     return 0
 
 

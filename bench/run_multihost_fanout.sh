@@ -131,16 +131,27 @@ EOF
 status=0
 runs=()
 run_one() {  # run_one MODE WORKLOAD
-  local mode=$1 wl=$2 stem out rc note="" args sup alive=true
+  local mode=$1 wl=$2 stem out rc note="" args sup alive=true lg i mid
   wait_quiet
   [[ $DISTURBED == true ]] && note=", disturbed"
   stem="$WORK/$wl.$mode"
   out="$stem.json"
   args="--mode rooms --url $URLS $(workload_args "$wl") --duration $DURATION --join-settle 2 --drain 2 --drain-max 10 --connect-rate 2000"
   echo "[$LOG_TAG] $wl over redis $mode (load $LOAD_BEFORE$note)" >&2
-  set +e
   # shellcheck disable=SC2086
-  "$LOADGEN" $args "${PROBES[@]}" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
+  "$LOADGEN" $args "${PROBES[@]}" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err" &
+  lg=$!
+  # Mid-window, every member joined: each worker's subscriptions (one per room
+  # with members on its host: 300 in 300rooms) tell a missing one apart.
+  for ((i = 0; i < 600; ++i)); do
+    grep -q '^\[loadgen\] ready' "$stem.err" && break
+    kill -0 "$lg" 2>/dev/null || break
+    sleep 0.1
+  done
+  sleep "$(((DURATION + 1) / 2))"
+  mid=$(broker_metrics)
+  set +e
+  wait "$lg"
   rc=$?
   set -e
   check_run "$wl/$mode" "$stem" "$rc" || status=1
@@ -150,7 +161,7 @@ run_one() {  # run_one MODE WORKLOAD
   cat "$STATE"/logs/h*-framegate.log | grep -E '\[(warn|warning|error|critical)\]' >"$stem.log" || true
   annotate_run "$out" "$stem.log" 20 workload="$wl" redis_mode="$mode" hosts="$HOSTS" \
     loadgen_command="framegate-loadgen $args --json FILE" loadgen_exit="$rc" server_alive="$alive" \
-    broker_metrics="$(broker_metrics)" \
+    broker_metrics="$(broker_metrics)" broker_metrics_mid="$mid" \
     load_before="$LOAD_BEFORE" load_after="$(cut -d' ' -f1 /proc/loadavg)" disturbed="$DISTURBED"
   runs+=("$out")
 }
