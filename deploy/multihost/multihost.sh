@@ -460,7 +460,11 @@ cmd_up() {
     done
     # An unknown option would be passed on to the children as an environment
     # variable and silently ignored, leaving each host on a private Redis.
-    if [[ $REDIS_MODE == cluster ]] && ! "$BUILD_DIR/bin/framegate" up --help 2>&1 | grep -q -- '--redis-cluster'; then
+    # The help is read whole first: `grep -q` in a pipe exits at the first
+    # match, the writer may then die of SIGPIPE, and pipefail fails the test.
+    local up_help
+    up_help=$("$BUILD_DIR/bin/framegate" up --help 2>&1 || true)
+    if [[ $REDIS_MODE == cluster ]] && ! grep -q -- '--redis-cluster' <<<"$up_help"; then
       die "--redis-mode cluster: $BUILD_DIR/bin/framegate up has no --redis-cluster option yet; use --redis-mode single (or --redis-only to bring up just the namespaces and the Redis cluster)"
     fi
   fi
