@@ -240,3 +240,15 @@ results_file() {  # results_file NAME: RESULTS_DIR/NAME-<date>[-quick].json (RES
 rss_kib() {  # rss_kib PID: VmRSS of a process in KiB (0 if gone)
   awk '/^VmRSS:/ {print $2; found=1} END {if (!found) print 0}' "/proc/$1/status" 2>/dev/null || echo 0
 }
+
+# wait_loadgen_ready ERR PID: waits (60 s at most) until the load generator
+# PID has printed its "[loadgen] ready" line to ERR (every connection open,
+# the load starting), or has exited.
+wait_loadgen_ready() {
+  local i
+  for ((i = 0; i < 600; ++i)); do
+    grep -q '^\[loadgen\] ready' "$1" && return 0
+    kill -0 "$2" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}

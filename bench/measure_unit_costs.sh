@@ -69,7 +69,7 @@ probe_pid() {  # probe_pid NAME: the PID in PROBES for NAME
 # loadgen started; memory again HOLD/2 s after its "ready" line (everything
 # connected and joined, held or publishing); then the loadgen's own JSON.
 sample() {
-  local step=$1 gw wk before_gw before_wk before_redis lg i
+  local step=$1 gw wk before_gw before_wk before_redis before_slab lg
   shift
   wait_quiet
   start_redis
@@ -82,11 +82,7 @@ sample() {
   "$LOADGEN" --url "ws://127.0.0.1:$PORT/rooms" "$@" "${PROBES[@]}" --json "$WORK/$step.json" --no-progress \
     >"$WORK/$step.txt" 2>"$WORK/$step.err" &
   lg=$!
-  for ((i = 0; i < 600; ++i)); do
-    grep -q '^\[loadgen\] ready' "$WORK/$step.err" && break
-    kill -0 "$lg" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_loadgen_ready "$WORK/$step.err" "$lg"
   sleep "$(python3 -c "print($HOLD / 2)")"
   python3 - "$SAMPLES" "$step" "$*" "$before_gw" "$before_wk" "$before_redis" \
     "$(rss_kib "$gw")" "$(rss_kib "$wk")" "$(redis_used_memory)" "$LOAD_BEFORE" "$DISTURBED" \

@@ -131,7 +131,7 @@ EOF
 status=0
 runs=()
 run_one() {  # run_one MODE WORKLOAD
-  local mode=$1 wl=$2 stem out rc note="" args sup alive=true lg i mid
+  local mode=$1 wl=$2 stem out rc note="" args sup alive=true lg mid
   wait_quiet
   [[ $DISTURBED == true ]] && note=", disturbed"
   stem="$WORK/$wl.$mode"
@@ -143,11 +143,7 @@ run_one() {  # run_one MODE WORKLOAD
   lg=$!
   # Mid-window, every member joined: each worker's subscriptions (one per room
   # with members on its host: 300 in 300rooms) tell a missing one apart.
-  for ((i = 0; i < 600; ++i)); do
-    grep -q '^\[loadgen\] ready' "$stem.err" && break
-    kill -0 "$lg" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_loadgen_ready "$stem.err" "$lg"
   sleep "$(((DURATION + 1) / 2))"
   mid=$(broker_metrics)
   set +e
