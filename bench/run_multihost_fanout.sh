@@ -69,7 +69,7 @@ STATE="$WORK/multihost"
 SERVER_PID=""
 declare -a PROBES=()
 mh_down() {
-  [[ -d "$STATE" ]] && "$MULTIHOST" down --state-dir "$STATE" >&2 || true
+  if [[ -d "$STATE" ]]; then "$MULTIHOST" down --state-dir "$STATE" >&2 || true; fi
 }
 trap 'mh_down; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
