@@ -134,12 +134,34 @@ wait_quiet() {
   DISTURBED=$(python3 -c "print('true' if float('$load') >= 1.0 else 'false')")
 }
 
+# add_supervisor_probes PID WORKERS SUFFIX: the children of the `framegate
+# up` supervisor PID, once its WORKERS workers run, as loadgen --probe-pid
+# arguments appended to PROBES: gatewaySUFFIX, workerSUFFIX0.., and
+# supervisorSUFFIX (SUFFIX, e.g. "@h1", tells hosts apart: gateway@h1, worker@h1-0; "" for
+# one host: gateway, worker0).
+add_supervisor_probes() {
+  local sup=$1 workers=$2 suffix=$3 n p i
+  for ((i = 0; i < 100; ++i)); do
+    n=$(ps --ppid "$sup" -o pid=,comm= | awk '$2 ~ /framegate-worke/ {print $1}' | wc -l)
+    ((n >= workers)) && break
+    sleep 0.05
+  done
+  p=$(ps --ppid "$sup" -o pid=,comm= | awk '$2 ~ /framegate-gatew/ {print $1}' | head -1)
+  [[ -n "$p" ]] && PROBES+=("--probe-pid" "gateway$suffix=$p")
+  i=0
+  for p in $(ps --ppid "$sup" -o pid=,comm= | awk '$2 ~ /framegate-worke/ {print $1}'); do
+    PROBES+=("--probe-pid" "worker$suffix${suffix:+-}$i=$p")
+    i=$((i + 1))
+  done
+  PROBES+=("--probe-pid" "supervisor$suffix=$sup")
+}
+
 # start_rooms_server framegate|node [SERVER ARGS...]: the cluster serving
 # /rooms (framegate up with WORKERS workers, or the Node cluster peer) on a
 # free port, sharing REDIS_URL; sets SERVER_PID, PORT and PROBES (the
 # loadgen's --probe-pid arguments for every process of the cluster).
 start_rooms_server() {
-  local kind=$1 pids p i
+  local kind=$1 p i
   shift
   PROBES=("--probe-pid" "redis=$REDIS_PID")
   : >"$WORK/server.log"  # before the start: wait_listening must not find the last run's line
@@ -150,20 +172,7 @@ start_rooms_server() {
         --log-level info "$@" >"$WORK/server.log" 2>&1 &
       SERVER_PID=$!
       wait_listening "$WORK/server.log" 'gateway listening on ws://[0-9.]+:[0-9]+/?'
-      # The supervisor's children: the gateway and the workers (their pids for the CPU probes).
-      for ((i = 0; i < 100; ++i)); do
-        pids=$(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-worke/ {print $1}' | wc -l)
-        ((pids >= WORKERS)) && break
-        sleep 0.05
-      done
-      p=$(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-gatew/ {print $1}' | head -1)
-      [[ -n "$p" ]] && PROBES+=("--probe-pid" "gateway=$p")
-      i=0
-      for p in $(ps --ppid "$SERVER_PID" -o pid=,comm= | awk '$2 ~ /framegate-worke/ {print $1}'); do
-        PROBES+=("--probe-pid" "worker$i=$p")
-        i=$((i + 1))
-      done
-      PROBES+=("--probe-pid" "supervisor=$SERVER_PID")
+      add_supervisor_probes "$SERVER_PID" "$WORKERS" ""
       ;;
     node)
       node "$BENCH/peers/node-cluster-rooms.js" --port 0 --workers "$WORKERS" --redis "$REDIS_URL" "$@" \
@@ -230,4 +239,16 @@ results_file() {  # results_file NAME: RESULTS_DIR/NAME-<date>[-quick].json (RES
 
 rss_kib() {  # rss_kib PID: VmRSS of a process in KiB (0 if gone)
   awk '/^VmRSS:/ {print $2; found=1} END {if (!found) print 0}' "/proc/$1/status" 2>/dev/null || echo 0
+}
+
+# wait_loadgen_ready ERR PID: waits (60 s at most) until the load generator
+# PID has printed its "[loadgen] ready" line to ERR (every connection open,
+# the load starting), or has exited.
+wait_loadgen_ready() {
+  local i
+  for ((i = 0; i < 600; ++i)); do
+    grep -q '^\[loadgen\] ready' "$1" && return 0
+    kill -0 "$2" 2>/dev/null || return 0
+    sleep 0.1
+  done
 }

@@ -14,7 +14,7 @@ import os
 import platform
 import sys
 
-from report_lib import by_magnitude, read_runs, row, rule, utc_now
+from report_lib import fmt_ms, fmt_rate, read_runs, row, rule, utc_now
 
 WORKLOADS = {
     "1room-100k": "1 room, 1,000 members, 10 publishers x 10/s (100k/s offered)",
@@ -26,18 +26,6 @@ TARGETS = {  # TARGETS.md, fan-out: framegate target through Redis
     "1room-1m": {"delivered_per_s": 1_000_000, "p99_ms": 25},
     "100rooms": {"delivered_per_s": 100_000, "p99_ms": 15},
 }
-
-
-def fmt_rate(v):
-    if v is None:
-        return "-"
-    return by_magnitude(v, ((1e6, 1e6, "{:.2f}M"), (1e3, 1e3, "{:.1f}k"), (0, 1, "{:.0f}")))
-
-
-def fmt_ms(v):
-    if v is None:
-        return "-"
-    return by_magnitude(v, ((1000, 1000, "{:.2f} s"), (10, 1, "{:.0f} ms"), (0, 1, "{:.2f} ms")))
 
 
 def summarize(run):

@@ -56,3 +56,17 @@ def by_magnitude(v, steps, suffix=""):
             return template.format(v / divisor) + suffix
     _, divisor, template = steps[-1]
     return template.format(v / divisor) + suffix
+
+
+def fmt_rate(v):
+    """A rate (messages or deliveries per second) as 1.23M, 45.6k or 789; "-" for None."""
+    if v is None:
+        return "-"
+    return by_magnitude(v, ((1e6, 1e6, "{:.2f}M"), (1e3, 1e3, "{:.1f}k"), (0, 1, "{:.0f}")))
+
+
+def fmt_ms(v):
+    """Milliseconds as 1.23 s, 45 ms or 6.78 ms; "-" for None."""
+    if v is None:
+        return "-"
+    return by_magnitude(v, ((1000, 1000, "{:.2f} s"), (10, 1, "{:.0f} ms"), (0, 1, "{:.2f} ms")))

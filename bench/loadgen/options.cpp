@@ -42,13 +42,21 @@ bool parse_choice(std::string_view s, const std::pair<std::string_view, T> (&cho
   return false;
 }
 
-// Only loopback targets and sources: this tool must never load anything else.
+// Only loopback sources: this tool must never load anything else.
 bool parse_loopback_ip(const std::string& s, in_addr& out) {
   if (inet_pton(AF_INET, s.c_str(), &out) != 1) return false;
   return (ntohl(out.s_addr) >> 24) == 127;
 }
 
-bool parse_url(const std::string& url, options& o, std::string& error) {
+// Targets: loopback, or 198.18.0.0/15 (RFC 2544, reserved for benchmarks),
+// the addresses of deploy/multihost's simulated hosts on this machine.
+bool parse_target_ip(const std::string& s, in_addr& out) {
+  if (inet_pton(AF_INET, s.c_str(), &out) != 1) return false;
+  const std::uint32_t a = ntohl(out.s_addr);
+  return (a >> 24) == 127 || (a >> 17) == (0xC6120000u >> 17);
+}
+
+bool parse_one_url(const std::string& url, options& o, std::string& error) {
   constexpr std::string_view scheme = "ws://";
   if (url.rfind(scheme, 0) != 0) {
     error = "--url must start with ws:// (TLS is not supported)";
@@ -57,7 +65,12 @@ bool parse_url(const std::string& url, options& o, std::string& error) {
   std::string_view rest = std::string_view(url).substr(scheme.size());
   const auto slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
-  o.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  const std::string path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  if (!o.endpoints.empty() && path != o.path) {
+    error = "--url: every URL must have the same path";
+    return false;
+  }
+  o.path = path;
   const auto colon = authority.rfind(':');
   if (colon == std::string_view::npos) {
     error = "--url needs an explicit port: ws://127.0.0.1:PORT/path";
@@ -71,14 +84,32 @@ bool parse_url(const std::string& url, options& o, std::string& error) {
   }
   in_addr addr{};
   const std::string numeric = host == "localhost" ? "127.0.0.1" : host;
-  if (!parse_loopback_ip(numeric, addr)) {
-    error = "--url host must be a 127.x.x.x address (loopback only)";
+  if (!parse_target_ip(numeric, addr)) {
+    error = "--url host must be a 127.x.x.x (loopback) or 198.18.0.0/15 (benchmark network) address";
     return false;
   }
-  o.target.sin_family = AF_INET;
-  o.target.sin_port = htons(port);
-  o.target.sin_addr = addr;
-  o.host_header = std::string(authority);
+  options::endpoint e;
+  e.addr.sin_family = AF_INET;
+  e.addr.sin_port = htons(port);
+  e.addr.sin_addr = addr;
+  e.host_header = std::string(authority);
+  o.endpoints.push_back(std::move(e));
+  return true;
+}
+
+// One URL or several separated by commas (a URL of this tool has no comma).
+bool parse_url(const std::string& urls, options& o, std::string& error) {
+  o.endpoints.clear();
+  std::size_t start = 0;
+  for (;;) {
+    const auto comma = urls.find(',', start);
+    if (!parse_one_url(urls.substr(start, comma == std::string::npos ? std::string::npos : comma - start), o, error))
+      return false;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  o.target = o.endpoints.front().addr;
+  o.host_header = o.endpoints.front().host_header;
   return true;
 }
 
@@ -161,7 +192,9 @@ struct option_parser {
     // As before CLI11: a repeated option's last value wins (the lists below append).
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     auto& o = opts;
-    app.add_option("--url", o.url, "the target, loopback only; TLS is not supported")
+    app.add_option("--url", o.url,
+                   "the target, loopback or 198.18.0.0/15 only; TLS is not supported. Several URLs "
+                   "separated by commas (same path): connection i uses URL (i + i / rooms) mod URLs")
         ->required()
         ->type_name("ws://127.0.0.1:PORT/path");
 

@@ -16,10 +16,16 @@ enum class mode { rate, window, idle, rooms, storm };
 
 struct options {
   mode run_mode = mode::rate;
-  std::string url = "ws://127.0.0.1:8080/";
-  sockaddr_in target{};
-  std::string host_header;  // HOST:PORT as in the URL
-  std::string path = "/";
+  std::string url = "ws://127.0.0.1:8080/";  // one URL, or several separated by commas
+  sockaddr_in target{};                      // the first URL's
+  std::string host_header;                   // HOST:PORT as in the first URL
+  std::string path = "/";                    // the same for every URL
+  // Every URL's address and Host header, in order (the first is target, host_header).
+  struct endpoint {
+    sockaddr_in addr{};
+    std::string host_header;
+  };
+  std::vector<endpoint> endpoints;
   std::uint32_t connections = 1;
   std::size_t size = 256;
   opcode message_opcode = opcode::binary;
@@ -56,6 +62,16 @@ struct options {
   // uses targets[(i + k * connections) % size] on its k-th connect.
   std::vector<std::string> targets;
   std::size_t token_count = 0;
+
+  // The URL that connection slot i uses: (i + i / rooms) mod URLs. In rooms
+  // mode member i joins room i % rooms, so the shift spreads each room's
+  // members over the URLs (with plain i mod URLs a room's members would all
+  // share one URL whenever the URL count divides rooms), and publishers
+  // 0, 1, 2, ... land on different URLs. Outside rooms mode rooms is 1.
+  const endpoint& endpoint_of(std::uint32_t i) const {
+    const std::uint32_t group = run_mode == mode::rooms ? rooms : 1;
+    return endpoints[(static_cast<std::size_t>(i) + i / group) % endpoints.size()];
+  }
 };
 
 // The tokens of a --token-file: one per line, surrounding blanks and a CR

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,9 +59,29 @@ TEST(LoadgenOptions, UrlOnlyGivesTheDefaults) {
 
 TEST(LoadgenOptions, BadUrlsAreRejected) {
   for (const char* url : {"http://127.0.0.1:80/", "wss://127.0.0.1:80/", "ws://127.0.0.1/", "ws://127.0.0.1:0/",
-                          "ws://127.0.0.1:99999/", "ws://10.0.0.1:80/", "ws://example.com:80/"})
+                          "ws://127.0.0.1:99999/", "ws://10.0.0.1:80/", "ws://example.com:80/", "ws://198.20.0.1:80/",
+                          "ws://127.0.0.1:80/a,ws://127.0.0.2:80/b", "ws://127.0.0.1:80/,"})
     EXPECT_THROW(parse({"--url", url}), CLI::ParseError) << url;
   EXPECT_THROW(parse({"--connections", "5"}), CLI::ParseError);  // --url is required
+}
+
+TEST(LoadgenOptions, SeveralUrlsSpreadEachRoomOverThem) {
+  const options o = parse({"--url", "ws://198.18.0.1:8080/rooms,ws://198.18.0.2:8080/rooms,ws://198.19.0.3:81/rooms",
+                           "--mode", "rooms", "--rooms", "300", "--members", "3000"});
+  ASSERT_EQ(o.endpoints.size(), 3u);
+  EXPECT_EQ(dotted(o.target.sin_addr), "198.18.0.1");
+  EXPECT_EQ(o.endpoints[2].host_header, "198.19.0.3:81");
+  EXPECT_EQ(ntohs(o.endpoints[2].addr.sin_port), 81);
+  EXPECT_EQ(o.path, "/rooms");
+  // Room r's members are r, r + 300, r + 600, ...: one per URL in turn.
+  for (std::uint32_t r : {0u, 1u, 299u}) {
+    std::set<std::string> hosts;
+    for (std::uint32_t k = 0; k < 3; ++k) hosts.insert(o.endpoint_of(r + 300 * k).host_header);
+    EXPECT_EQ(hosts.size(), 3u) << r;
+  }
+  // Publishers 0, 1, 2 (the first members) too.
+  EXPECT_NE(o.endpoint_of(0).host_header, o.endpoint_of(1).host_header);
+  EXPECT_NE(o.endpoint_of(1).host_header, o.endpoint_of(2).host_header);
 }
 
 TEST(LoadgenOptions, TheBenchScriptsCommandLinesParse) {
