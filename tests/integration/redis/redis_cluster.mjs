@@ -107,7 +107,7 @@ export class RedisCluster {
   // Starts the nodes, joins them with `redis-cli --cluster create`, and
   // resolves once every node says cluster_state:ok, every node's CLUSTER
   // SHARDS is the same, and every replica is online (synced).
-  static async start({ primaries = 3, replicasPerPrimary = 1, nodeTimeoutMs = 1000, timeoutMs = 20000 } = {}) {
+  static async start({ primaries = 3, replicasPerPrimary = 1, nodeTimeoutMs = 2000, timeoutMs = 30000 } = {}) {
     for (let attempt = 1; ; ++attempt) {
       const c = new RedisCluster();
       c.byPort = new Map((await clusterPorts(primaries * (1 + replicasPerPrimary)))
@@ -198,7 +198,7 @@ export class RedisCluster {
 
   // Resolves once every running node says cluster_state:ok, all their
   // CLUSTER SHARDS agree, every slot has a running primary, and `extra(view)`.
-  async settled(what, timeoutMs = 15000, extra = () => true) {
+  async settled(what, timeoutMs = 30000, extra = () => true) {
     let last = 'no answer';
     const done = () => {
       const live = this.livePorts;
@@ -236,7 +236,7 @@ export class RedisCluster {
   // Starts a killed node again on its port with its nodes.conf; resolves
   // once the cluster has settled with it online (a primary that was failed
   // over comes back as a replica of its successor).
-  async restartNode(port, timeoutMs = 15000) {
+  async restartNode(port, timeoutMs = 30000) {
     const node = this.node(port);
     if (node.alive) throw new Error(`node ${port} is running`);
     node.start();
@@ -248,8 +248,9 @@ export class RedisCluster {
   // After killNode(deadPort) of a primary: resolves with the port of the
   // replica promoted in its place, once every running node sees it own the
   // dead primary's slots and says cluster_state:ok. With nodeTimeoutMs
-  // 1000 this takes about 2 s (node timeout, then the election).
-  async waitForFailover(deadPort, timeoutMs = 15000) {
+  // 2000 (the default: 1000 let nodes of a machine busy with other tests
+  // miss each other's pings and flag each other) this takes about 3-4 s.
+  async waitForFailover(deadPort, timeoutMs = 30000) {
     const dead = this.node(deadPort);
     if (dead.alive) throw new Error(`node ${deadPort} is running: killNode() it first`);
     if (!dead.ownedSlots?.length) throw new Error(`node ${deadPort} owned no slots when it was killed`);
@@ -267,7 +268,7 @@ export class RedisCluster {
   // on the target, MIGRATING on the source, MIGRATE of its keys 100 at a
   // time, then SETSLOT NODE on target, source and the other primaries.
   // Resolves once every node agrees toPort owns it.
-  async moveSlot(slot, toPort, timeoutMs = 15000) {
+  async moveSlot(slot, toPort, timeoutMs = 30000) {
     const fromPort = this.primaryForSlot(slot);
     if (fromPort === toPort) return;
     const [fromId, toId] = [this.id(fromPort), this.id(toPort)];

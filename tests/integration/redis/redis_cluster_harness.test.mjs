@@ -24,7 +24,7 @@ function shardSubscriber(port, channel) {
 const isRunning = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 
 test('a 3+3 Redis Cluster: slots, moves, failover, dispose', async (t) => {
-  const cluster = await RedisCluster.start({ primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 1000 });
+  const cluster = await RedisCluster.start({ primaries: 3, replicasPerPrimary: 1 });
   let sub;
   try {
     await t.test('every slot is served by a primary with a replica', () => {
