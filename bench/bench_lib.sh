@@ -50,6 +50,55 @@ need_node_modules() {  # need_node_modules PACKAGE...: npm ci in bench/ unless a
   done
 }
 
+# The uWebSockets peers (PEERS kinds, both scripts):
+#   uws         uWebSockets.js from @trufflesuite/uws-js-unofficial (an optional
+#               dependency in bench/package.json: its binaries cover Node 16/18/20
+#               on Linux, macOS and Windows; bench/peers/uws-common.js loads one);
+#   uws-native  the C++ peer built by bench/peers/uws/build.sh from a uWebSockets
+#               checkout, at UWS_NATIVE_BIN.
+# default_uws_peers: the kinds a default PEERS includes: uws always (dropped
+# below if it cannot load), uws-native when UWS_NATIVE_BIN is set.
+default_uws_peers() {
+  echo "uws${UWS_NATIVE_BIN:+ uws-native}"
+}
+
+# check_uws_peers EXPLICIT: after the Node packages are installed, a uWS kind
+# in PEERS that cannot run is fatal if the user named it (EXPLICIT=1: PEERS
+# was set), else dropped from PEERS with a note saying why and how to enable it.
+check_uws_peers() {
+  local explicit=$1 why="" kind kept=()
+  for kind in $PEERS; do
+    why=""
+    case "$kind" in
+      uws)
+        if ! command -v node >/dev/null; then
+          why="node is not installed"
+        elif ! why=$(cd "$BENCH" && node -e "require('./peers/uws-common').load_uws('uws peer')" 2>&1); then
+          why=${why:-uWebSockets.js does not load}
+        else
+          why=""
+        fi
+        ;;
+      uws-native)
+        if [[ -z "${UWS_NATIVE_BIN:-}" ]]; then
+          why="UWS_NATIVE_BIN is not set (build the peer: bench/peers/uws/build.sh SRC_DIR)"
+        elif [[ ! -x "$UWS_NATIVE_BIN" ]]; then
+          why="UWS_NATIVE_BIN=$UWS_NATIVE_BIN is not an executable (bench/peers/uws/build.sh SRC_DIR builds it)"
+        fi
+        ;;
+    esac
+    if [[ -z "$why" ]]; then
+      kept+=("$kind")
+    elif ((explicit)); then
+      die "PEERS has $kind, which cannot run: $why"
+    else
+      echo "[$LOG_TAG] skipping the $kind peer: $why" >&2
+    fi
+  done
+  PEERS="${kept[*]}"
+  [[ -n "$PEERS" ]] || die "PEERS is empty"
+}
+
 stop_pid() {  # stop_pid PID NAME: SIGTERM, SIGKILL after 10 s, reaped
   local pid=$1 name=$2 i
   [[ -n "$pid" ]] || return 0
@@ -156,14 +205,16 @@ add_supervisor_probes() {
   PROBES+=("--probe-pid" "supervisor$suffix=$sup")
 }
 
-# start_rooms_server framegate|node [SERVER ARGS...]: the cluster serving
-# /rooms (framegate up with WORKERS workers, or the Node cluster peer) on a
-# free port, sharing REDIS_URL; sets SERVER_PID, PORT and PROBES (the
-# loadgen's --probe-pid arguments for every process of the cluster).
+# start_rooms_server framegate|node|uws|uws-native [SERVER ARGS...]: the
+# cluster serving /rooms (framegate up with WORKERS workers, the Node cluster
+# peer, or a one-process uWS peer without Redis) on a free port, sharing
+# REDIS_URL; sets SERVER_PID, PORT and PROBES (the loadgen's --probe-pid
+# arguments for every process of the cluster).
 start_rooms_server() {
   local kind=$1 p i
   shift
-  PROBES=("--probe-pid" "redis=$REDIS_PID")
+  PROBES=()
+  [[ -n "${REDIS_PID:-}" ]] && PROBES+=("--probe-pid" "redis=$REDIS_PID")
   : >"$WORK/server.log"  # before the start: wait_listening must not find the last run's line
   case "$kind" in
     framegate)
@@ -189,6 +240,16 @@ start_rooms_server() {
         PROBES+=("--probe-pid" "worker$i=$p")
         i=$((i + 1))
       done
+      ;;
+    uws | uws-native)
+      if [[ $kind == uws ]]; then
+        node "$BENCH/peers/uws-rooms.js" --port 0 --host 127.0.0.1 "$@" >"$WORK/server.log" 2>&1 &
+      else
+        "$UWS_NATIVE_BIN" rooms 0 127.0.0.1 "$@" >"$WORK/server.log" 2>&1 &
+      fi
+      SERVER_PID=$!
+      wait_listening "$WORK/server.log" 'listening on [0-9.]+:[0-9]+'
+      PROBES+=("--probe-pid" "server=$SERVER_PID")
       ;;
   esac
 }

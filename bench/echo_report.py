@@ -14,11 +14,22 @@ from report_lib import by_magnitude, rule, sha256_16, utc_now
 
 # Server kinds, in column order. "workers" is the full path: the gateway plus
 # framegate-worker processes, each message crossing the link to a worker's /echo app.
-PEERS = ("framegate", "workers", "ws")
-LABELS = {"framegate": "framegate", "workers": "workers", "ws": "ws (Node)"}
-# (key, numerator, denominator): what the worker hop costs, and both against Node.
-RATIOS = (("framegate/ws", "framegate", "ws"), ("workers/framegate", "workers", "framegate"),
+# "uws" is uWebSockets.js (npm), "uws-native" the C++ peer of bench/peers/uws/.
+PEERS = ("framegate", "workers", "ws", "uws", "uws-native")
+LABELS = {"framegate": "framegate", "workers": "workers", "ws": "ws (Node)", "uws": "uWS.js (Node)",
+          "uws-native": "uWS (C++)"}
+# The kinds that are one process with no gateway/worker split.
+SINGLE_PROCESS = ("ws", "uws", "uws-native")
+# (key, numerator, denominator): the gateway against each peer, what the
+# worker hop costs, and the full path against Node.
+RATIOS = (("framegate/ws", "framegate", "ws"), ("framegate/uWS", "framegate", "uws"),
+          ("framegate/uWS native", "framegate", "uws-native"), ("workers/framegate", "workers", "framegate"),
           ("workers/ws", "workers", "ws"))
+# Printed under the table when a uWS peer ran: what its figures stand for.
+UWS_NOTE = ("uWS.js (@trufflesuite/uws-js-unofficial) runs uWS's C++ core but calls JavaScript once per "
+            "echoed message: in closed loop it reaches about 0.4x native uWS, so framegate/uWS here is "
+            "measured against a floor, not the anchor (native uWS, shared/TARGETS.md; bench/peers/uws/ "
+            "builds it). Its fan-out runs in C++ and is the anchor there (bench/run_fanout.sh).")
 
 # (workload id, title)
 WORKLOADS = [
@@ -78,14 +89,14 @@ def metric_rows(workload, run, kind="framegate", samples=None):
             ("latency p99.9", ms(lat.get("p99_9", 0.0)), "ms", "lower"),
             # workers kind: gateway + every worker process
             ("server CPU", total_cpu, "% of a core", "lower"),
-            ("  gateway CPU", gw_cpu if kind != "ws" else None, "% of a core", "lower"),
+            ("  gateway CPU", gw_cpu if kind not in SINGLE_PROCESS else None, "% of a core", "lower"),
             ("  workers CPU", wk_cpu, "% of a core", "lower"),
         ]
         # Both servers can sit at 100% of their core in a closed loop: the
         # cost of one echo is what tells them apart.
         rows += [
             ("server CPU per echo", per_msg(total_cpu), "µs", "lower"),
-            ("  gateway CPU per echo", per_msg(gw_cpu) if kind != "ws" else None, "µs", "lower"),
+            ("  gateway CPU per echo", per_msg(gw_cpu) if kind not in SINGLE_PROCESS else None, "µs", "lower"),
             ("  workers CPU per echo", per_msg(wk_cpu), "µs", "lower"),
         ]
         if workload == "rate":
@@ -170,7 +181,26 @@ def machine_info():
         info["bufferutil"] = os.path.isdir(os.path.join(here, "node_modules", "bufferutil"))
     except (OSError, ValueError, KeyError):
         pass
+    try:
+        with open(os.path.join(here, "node_modules", "@trufflesuite", "uws-js-unofficial", "package.json")) as f:
+            info["uws_js"] = json.load(f)["version"]
+    except (OSError, ValueError, KeyError):
+        pass
     return info
+
+
+def uws_native_identity(path):
+    """Which native uWS peer was measured: its hash and the checkout build.sh
+    recorded beside it (BINARY.version)."""
+    if not path:
+        return {}
+    out = {"binary": path, **binary_identity(path)}
+    try:
+        with open(path + ".version") as f:
+            out["built_from"] = f.read().strip().splitlines()
+    except OSError:
+        pass
+    return out
 
 
 def ratio_of(a, b, better):
@@ -196,7 +226,7 @@ def target_checks(rows_by_key):
         return row["values"].get(peer) if row else None
 
     for wid, label in (("window64", "closed loop 64 B"), ("window1k", "closed loop 1 KiB")):
-        fg, wk, ws = (get(wid, "msg/s (echoes received)", p) for p in PEERS)
+        fg, wk, ws = (get(wid, "msg/s (echoes received)", p) for p in ("framegate", "workers", "ws"))
         if fg and wk is not None:
             r = wk / fg
             checks.append({"target": f"{label}: full path >= 60% of gateway-only echo msg/s", "value": r,
@@ -211,7 +241,7 @@ def target_checks(rows_by_key):
         if wk is not None and ws:
             checks.append({"target": f"{label}: through workers >= 10x ws", "value": wk / ws, "met": wk >= 10 * ws,
                            "detail": f"{wk / ws:.1f}x ws"})
-    fg, wk, _ = (get("rate", "latency p99", p) for p in PEERS)
+    fg, wk = (get("rate", "latency p99", p) for p in ("framegate", "workers"))
     if fg and wk is not None:
         r = wk / fg
         checks.append({"target": "open loop: full-path p99 within 2x of the gateway-only p99", "value": r,
@@ -236,6 +266,7 @@ def main():
     ap.add_argument("--gateway-threads", default="1")
     ap.add_argument("--opcode", default="text")
     ap.add_argument("--idle-connections", default="0")
+    ap.add_argument("--uws-native", default="", help="the uws-native peer's binary, if it ran")
     args = ap.parse_args()
     wanted = args.peers.split()
     peers = [p for p in PEERS if p in wanted]
@@ -255,6 +286,8 @@ def main():
         result["workers"] = {"gateway_binary": args.gateway, "threads": int(args.gateway_threads),
                              "worker_binary": args.worker, "workers": int(args.workers), "path": "/echo",
                              "worker_identity": binary_identity(args.worker)}
+    if "uws-native" in peers:
+        result["uws_native"] = uws_native_identity(args.uws_native)
     ratios = [(k, a, b) for k, a, b in RATIOS if a in peers and b in peers]
     lines = []
     lines.append("| workload | metric | " + " | ".join(LABELS[p] for p in peers) + " | " +
@@ -333,6 +366,11 @@ def main():
     line = (f"Machine: {m.get('cores')} cores ({m.get('cpu', '?')}), {m.get('memory_gib', '?')} GiB, Linux {m.get('kernel')}; ")
     if "ws" in peers:
         line += f"node {m.get('node', '?')}, ws {m.get('ws', '?')}{' + bufferutil' if m.get('bufferutil') else ''}; "
+    if "uws" in peers:
+        line += f"uWS.js {m.get('uws_js', '?')}; "
+    if "uws-native" in peers:
+        built = result.get("uws_native", {}).get("built_from") or ["?"]
+        line += f"uWS (C++) {built[0].removeprefix('uWebSockets ')}; "
     if "framegate" in peers:
         line += f"framegate: gateway --echo --threads {args.gateway_threads}; "
     if "workers" in peers:
@@ -341,6 +379,9 @@ def main():
     line += f"{args.opcode} messages; loadgen 1 thread."
     print(line)
     print()
+    if "uws" in peers:
+        print(f"Note: {UWS_NOTE}")
+        print()
     print("\n".join(lines))
     print()
     if result["targets"]:

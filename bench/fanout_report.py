@@ -14,18 +14,30 @@ import os
 import platform
 import sys
 
-from report_lib import fmt_ms, fmt_rate, read_runs, row, rule, utc_now
+from report_lib import fmt_ms, fmt_rate, fmt_ratio, ratio, read_runs, row, rule, utc_now
 
 WORKLOADS = {
     "1room-100k": "1 room, 1,000 members, 10 publishers x 10/s (100k/s offered)",
     "1room-1m": "1 room, 1,000 members, 10 publishers x 100/s (1M/s offered)",
     "100rooms": "100 rooms x 10 members, 100 publishers x 100/s (100k/s offered)",
 }
+# The one-process uWS peers, each against framegate in its own ratio line.
+UWS_PEERS = {"uws": "uWS", "uws-native": "uWS native"}
+UWS_NOTE = ("uWS rooms are in-memory topics of one process: a publish is parsed once (in JavaScript for uws, "
+            "uWS.js from npm), then uWS's C++ pub/sub writes it to every member, so uws stands for uWS fan-out "
+            "(unlike its echo, a floor that pays a JavaScript call per message). framegate goes through Redis "
+            "and its workers. framegate / uWS: delivered/s ratio (higher is better) and p50, p99 ratios "
+            "(framegate over uWS, lower is better).")
 TARGETS = {  # TARGETS.md, fan-out: framegate target through Redis
     "1room-100k": {"delivered_per_s": 100_000, "p99_ms": 20},
     "1room-1m": {"delivered_per_s": 1_000_000, "p99_ms": 25},
     "100rooms": {"delivered_per_s": 100_000, "p99_ms": 15},
 }
+
+
+def ratio_cell(a, b):
+    """a / b as a table cell ("-" when b is missing or zero)."""
+    return fmt_ratio(ratio(a, b))
 
 
 def summarize(run):
@@ -52,6 +64,7 @@ def summarize(run):
         "p50": lat["p50"], "p99": lat["p99"], "p999": lat["p99_9"], "max": lat["max"],
         "cpu_gateway": pct("gateway"),
         "cpu_primary": pct("primary"),
+        "cpu_server": pct("server"),
         "cpu_workers": sum(worker_pcts) if worker_pcts else None,
         "cpu_workers_each": worker_pcts,
         "cpu_redis": pct("redis"),
@@ -102,9 +115,13 @@ def main():
     by = {(r["workload"], label(r)): r["summary"] for r in runs}
     order = [w for w in WORKLOADS if any(k[0] == w for k in by)]
     labels = list(dict.fromkeys(label(r) for r in runs))
-    servers = [s for s in labels if s.startswith("framegate")] + [s for s in labels if s == "node"]
+    servers = ([s for s in labels if s.startswith("framegate")] + [s for s in labels if s == "node"] +
+               [s for s in UWS_PEERS if s in labels])
     variants = [s for s in servers if s.startswith("framegate-")]
 
+    if any(s in UWS_PEERS for s in servers):
+        print(f"Note: {UWS_NOTE}")
+        print()
     print(row("workload", "server", "delivered/s", "delivered %", "p50", "p99", "p99.9", "max", "lost (holes)",
               "dup / reorder / bad"))
     print(rule(10))
@@ -123,6 +140,11 @@ def main():
             thr = f["delivered_per_s"] / n["delivered_per_s"] if n["delivered_per_s"] else float("inf")
             p99 = n["p99"] / f["p99"] if f["p99"] else float("inf")
             print(f"| {w} | **framegate / node** | **{thr:.2f}x** | | | **{p99:.1f}x lower** | | | | |")
+        for peer, name in UWS_PEERS.items():
+            u = by.get((w, peer))
+            if f and u:
+                print(f"| {w} | **framegate / {name}** | **{ratio_cell(f['delivered_per_s'], u['delivered_per_s'])}** | | "
+                      f"**{ratio_cell(f['p50'], u['p50'])}** | **{ratio_cell(f['p99'], u['p99'])}** | | | | |")
         base = by.get((w, variants[0])) if variants else None
         for v in variants[1:]:
             m = by.get((w, v))
@@ -133,17 +155,20 @@ def main():
     print()
     print("CPU over the measured window, % of one core (2 cores in all):")
     print()
-    print(row("workload", "server", "gateway / primary", "workers (each)", "redis-server", "loadgen", "total"))
+    print(row("workload", "server", "gateway / primary / server", "workers (each)", "redis-server", "loadgen",
+              "total"))
     print(rule(7))
     for w in order:
         for s in servers:
             m = by.get((w, s))
             if m is None:
                 continue
-            front = m["cpu_gateway"] if s.startswith("framegate") else m["cpu_primary"]
+            front = (m["cpu_gateway"] if s.startswith("framegate") else
+                     m["cpu_server"] if s in UWS_PEERS else m["cpu_primary"])
             each = "+".join(f"{v:.0f}" for v in m["cpu_workers_each"])
             parts = [v for v in (front, m["cpu_workers"], m["cpu_redis"], m["cpu_loadgen"]) if v is not None]
-            print(f"| {w} | {s} | {front if front is not None else 0:.0f}% | {m['cpu_workers'] or 0:.0f}% ({each}) | "
+            workers = f"{m['cpu_workers'] or 0:.0f}% ({each})" if m["cpu_workers_each"] else "-"  # uWS: none
+            print(f"| {w} | {s} | {front if front is not None else 0:.0f}% | {workers} | "
                   f"{m['cpu_redis'] or 0:.0f}% | {m['cpu_loadgen'] or 0:.0f}% | {sum(parts):.0f}% |")
     print()
     print("Targets (TARGETS.md, framegate through Redis):")

@@ -16,7 +16,7 @@ import os
 import platform
 import sys
 
-from report_lib import fmt_ms, fmt_rate, read_runs, row, rule, utc_now
+from report_lib import fmt_ms, fmt_rate, fmt_ratio, ratio, read_runs, row, rule, utc_now
 
 MODES = ("single", "cluster")
 
@@ -74,14 +74,6 @@ def summarize(run):
     servers = [v for v in (s["cpu_gateway_s"], s["cpu_worker_s"], s["cpu_redis_s"]) if v is not None]
     s["servers_us_per_delivery"] = per_unit_us(sum(servers), win["deliveries"]) if servers else None
     return s
-
-
-def ratio(a, b):
-    return a / b if a is not None and b else None
-
-
-def fmt_ratio(v):
-    return "-" if v is None else f"{v:.2f}x"
 
 
 def main():

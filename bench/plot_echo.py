@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws the ratios of one bench/results/echo-<date>.json as a PNG bar chart
-next to it: one panel per ratio (framegate/ws; workers/framegate, what the
-worker hop costs; workers/ws), whichever the run has. Needs matplotlib
+next to it: one panel per ratio (framegate/ws, framegate/uWS (uWS.js),
+framegate/uWS native; workers/framegate, what the worker hop costs;
+workers/ws), whichever the run has. Needs matplotlib
 (Debian: python3-matplotlib); if it is missing, says so and exits 0, because
 the JSON and the table are the result.
 
@@ -14,6 +15,8 @@ import sys
 # ratio key -> (x-axis label, panel title)
 PANELS = {
     "framegate/ws": ("framegate --echo advantage over Node ws", "gateway echo vs ws"),
+    "framegate/uWS": ("framegate --echo advantage over uWS.js", "gateway echo vs uWS.js (a floor)"),
+    "framegate/uWS native": ("framegate --echo advantage over native uWS", "gateway echo vs uWS (C++)"),
     "workers/framegate": ("full path relative to gateway echo", "workers vs gateway echo (cost of the hop)"),
     "workers/ws": ("full path advantage over Node ws", "workers vs ws"),
 }

@@ -70,3 +70,13 @@ def fmt_ms(v):
     if v is None:
         return "-"
     return by_magnitude(v, ((1000, 1000, "{:.2f} s"), (10, 1, "{:.0f} ms"), (0, 1, "{:.2f} ms")))
+
+
+def ratio(a, b):
+    """a / b, or None when either is missing (or b is zero)."""
+    return a / b if a is not None and b else None
+
+
+def fmt_ratio(v):
+    """A ratio as a table cell."""
+    return "-" if v is None else f"{v:.2f}x"

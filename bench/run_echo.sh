@@ -5,16 +5,23 @@
 #              private link directory; each message crosses the Unix-socket link to a
 #              worker whose /echo app sends it back through the gateway,
 #   ws         the Node.js `ws` peer (bench/peers/ws-echo.js),
+#   uws        uWebSockets.js (bench/peers/uws-echo.js, npm @trufflesuite/uws-js-unofficial):
+#              the uWS C++ core, with one JavaScript call per echoed message,
+#   uws-native the C++ uWebSockets peer (bench/peers/uws/, built by its build.sh
+#              from a uWebSockets checkout), when UWS_NATIVE_BIN is set,
 # each server fresh for each workload on a free 127.0.0.1 port and stopped by PID.
 #
 #   bench/run_echo.sh            full run (about 6 minutes, plus waits for a quiet machine)
-#   bench/run_echo.sh --quick    small sizes and durations (smoke test, ~45 s)
+#   bench/run_echo.sh --quick    small sizes and durations (smoke test, ~2 minutes with uws)
 #
 # Environment:
 #   FRAMEGATE_GATEWAY_BIN   gateway binary   (default build/bin/framegate-gateway)
 #   FRAMEGATE_LOADGEN_BIN   load generator   (default: next to the gateway, else build/bin)
 #   FRAMEGATE_WORKER_BIN    worker binary    (default: next to the gateway, else build/bin)
-#   PEERS                   which servers, in this order per workload (default "framegate workers ws")
+#   PEERS                   which servers, in this order per workload (default "framegate workers ws
+#                           uws", plus uws-native when UWS_NATIVE_BIN is set; a default uWS peer that
+#                           cannot run is skipped with a note, one named in PEERS is an error)
+#   UWS_NATIVE_BIN          the native uWS peer binary (bench/peers/uws/build.sh SRC_DIR prints it)
 #   GATEWAY_THREADS         gateway --threads, both framegate kinds (default 1: the one core Node gets)
 #   WORKERS                 worker processes of the `workers` kind (default 1; on a 2-core box the
 #                           gateway thread, one worker and the load generator already share the cores)
@@ -22,7 +29,7 @@
 #   RESULTS_DIR             where echo-<date>.json goes (default bench/results)
 #   QUIET_WAIT              before each run, seconds to wait for other processes to go quiet
 #                           (default 120; 0 with --quick)
-# The idle-connections workload runs for framegate and ws only (a worker holds
+# The idle-connections workload runs for every kind but workers (a worker holds
 # one table entry per connection and no socket; its RSS growth per connection
 # is reported from the open-loop run instead).
 # Output: a markdown table on stdout, bench/results/echo-<date>.json, and a PNG
@@ -36,17 +43,21 @@ source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 GATEWAY=${FRAMEGATE_GATEWAY_BIN:-$ROOT/build/bin/framegate-gateway}
 LOADGEN=$(bin_beside "${FRAMEGATE_LOADGEN_BIN:-}" "$GATEWAY" framegate-loadgen)
 WORKER=$(bin_beside "${FRAMEGATE_WORKER_BIN:-}" "$GATEWAY" framegate-worker)
-PEERS=${PEERS:-framegate workers ws}
+PEERS_EXPLICIT=$([[ -n "${PEERS:-}" ]] && echo 1 || echo 0)
+PEERS=${PEERS:-framegate workers ws $(default_uws_peers)}
 WORKERS=${WORKERS:-1}
 GATEWAY_THREADS=${GATEWAY_THREADS:-1}
 OPCODE=${OPCODE:-text}
 
-parse_bench_args 29 "$@"
+parse_bench_args 37 "$@"
 
 [[ -x "$GATEWAY" ]] || die "gateway binary not found: $GATEWAY (build it, or set FRAMEGATE_GATEWAY_BIN)"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build the framegate-loadgen target, or set FRAMEGATE_LOADGEN_BIN)"
 for p in $PEERS; do
-  case "$p" in framegate|workers|ws) ;; *) die "PEERS: unknown server kind '$p' (framegate, workers, ws)" ;; esac
+  case "$p" in
+    framegate|workers|ws|uws|uws-native) ;;
+    *) die "PEERS: unknown server kind '$p' (framegate, workers, ws, uws, uws-native)" ;;
+  esac
 done
 [[ -n "${PEERS// /}" ]] || die "PEERS is empty"
 has_peer() { [[ " $PEERS " == *" $1 "* ]]; }
@@ -58,7 +69,10 @@ if has_peer ws; then
   command -v node >/dev/null || die "node is required for the ws peer"
 fi
 command -v python3 >/dev/null || die "python3 is required for the report"
-if has_peer ws; then need_node_modules ws; fi
+# One npm ci installs ws and, where its binaries fit, uWebSockets.js.
+if has_peer ws || has_peer uws; then need_node_modules ws; fi
+check_uws_peers "$PEERS_EXPLICIT"
+[[ -z "${UWS_NATIVE_BIN:-}" ]] || UWS_NATIVE_BIN=$(realpath "$UWS_NATIVE_BIN")
 
 # Both servers and the load generator need thousands of descriptors.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -108,7 +122,7 @@ wait_quiet() {  # before each run: up to QUIET_WAIT s for the machine to be idle
 STAMP=$(date -u +%Y%m%d-%H%M%S)
 RAW_DIR=$(mktemp -d "${TMPDIR:-/tmp}/framegate-echo-$STAMP.XXXXXX")
 mkdir -p "$RESULTS_DIR"
-SERVER_PID=""      # the gateway (framegate, workers) or node (ws)
+SERVER_PID=""      # the gateway (framegate, workers), node (ws, uws) or the uws-native peer
 SERVER_PORT=""
 SERVER_PATH="/"    # what the load generator targets: the workers' app is mounted at /echo
 WORKER_PIDS=()     # workers kind: one PID per framegate-worker
@@ -142,7 +156,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# start_server framegate|workers|ws LOGFILE: sets SERVER_PID, SERVER_PORT, SERVER_PATH
+# start_server framegate|workers|ws|uws|uws-native LOGFILE: sets SERVER_PID, SERVER_PORT, SERVER_PATH
 # (and, for workers, WORKER_PIDS, WORKER_IDS, LINK_DIR). The admin listener is
 # off: it has no cost, but its fixed default port could collide with another
 # gateway running on the machine (CI).
@@ -160,6 +174,12 @@ start_server() {
       ;;
     ws)
       node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 &
+      ;;
+    uws)
+      node "$BENCH/peers/uws-echo.js" 0 127.0.0.1 >"$log" 2>&1 &
+      ;;
+    uws-native)
+      "$UWS_NATIVE_BIN" echo 0 127.0.0.1 >"$log" 2>&1 &
       ;;
   esac
   SERVER_PID=$!
@@ -295,7 +315,7 @@ run_one() {
   sed 's/^/    /' "$RAW_DIR/$workload.$kind.summary.txt" >&2
   local alive=1 dead=""
   kill -0 "$SERVER_PID" 2>/dev/null || { alive=0; dead="the gateway"; }
-  [[ $kind == ws ]] && dead=${dead/the gateway/node}
+  [[ $kind == framegate || $kind == workers ]] || dead=${dead/the gateway/the $kind server}
   local i
   for i in "${!WORKER_PIDS[@]}"; do
     kill -0 "${WORKER_PIDS[$i]}" 2>/dev/null || { alive=0; dead="$dead worker ${WORKER_IDS[$i]}"; }
@@ -315,8 +335,8 @@ run_one() {
   sleep 1  # let TIME_WAIT sockets and the freed memory settle between runs
 }
 
-# PEERS in order for each workload (default framegate, workers, ws), so slow
-# drift of the machine hits them all alike. Idle: framegate and ws only.
+# PEERS in order for each workload (default framegate, workers, ws, uws), so
+# slow drift of the machine hits them all alike. Idle: all but workers.
 for kind in $PEERS; do run_one rate "$kind" "${RATE_ARGS[@]}"; done
 for kind in $PEERS; do run_one window64 "$kind" "${W64_ARGS[@]}"; done
 for kind in $PEERS; do run_one window1k "$kind" "${W1K_ARGS[@]}"; done
@@ -325,7 +345,8 @@ for kind in $PEERS; do [[ $kind == workers ]] || run_one idle "$kind" "${IDLE_AR
 OUT_JSON="$RESULTS_DIR/echo-$STAMP.json"
 python3 "$BENCH/echo_report.py" --raw "$RAW_DIR" --out "$OUT_JSON" --quick "$QUICK" --peers "$PEERS" \
   --gateway "$GATEWAY" --worker "$WORKER" --workers "$WORKERS" \
-  --gateway-threads "$GATEWAY_THREADS" --opcode "$OPCODE" --idle-connections "$IDLE_N"
+  --gateway-threads "$GATEWAY_THREADS" --opcode "$OPCODE" --idle-connections "$IDLE_N" \
+  --uws-native "${UWS_NATIVE_BIN:-}"
 echo "[run_echo] results: $OUT_JSON" >&2
 # Debian's python3-matplotlib lives in the system interpreter, which may not be
 # the python3 first on PATH (pyenv, venv): use whichever can import it.

@@ -5,12 +5,18 @@
 #              rooms across workers through Redis pub/sub),
 #   node       the Node.js cluster peer (bench/peers/node-cluster-rooms.js:
 #              primary with sticky hand-off + 2 workers, `ws` + `redis`),
-# each server fresh (with its own fresh redis-server on a free loopback port,
-# --save "" --appendonly no) for each workload, and stopped by PID.
+#   uws        uWebSockets.js in one process, rooms as in-memory uWS topics
+#              (bench/peers/uws-rooms.js): a publish is parsed in JavaScript, the
+#              fan-out to members runs in uWS's C++ pub/sub,
+#   uws-native the same in C++ (bench/peers/uws/, built by its build.sh from a
+#              uWebSockets checkout), when UWS_NATIVE_BIN is set,
+# each server fresh (framegate and node with their own fresh redis-server on a
+# free loopback port, --save "" --appendonly no; the uWS peers need none) for
+# each workload, and stopped by PID.
 #
 #   bench/run_fanout.sh            full run (15 s per workload and server, ~3 minutes
 #                                  plus waits for a quiet machine)
-#   bench/run_fanout.sh --quick    5 s per run, no waiting (smoke test, ~1 minute)
+#   bench/run_fanout.sh --quick    5 s per run, no waiting (smoke test, ~3 minutes)
 #
 # Workloads (framegate-loadgen --mode rooms, publishers are members of their room):
 #   1room-100k   1 room, 1,000 members, 10 publishers x 10/s   (100k deliveries/s offered)
@@ -20,7 +26,10 @@
 # Environment:
 #   FRAMEGATE_BIN           framegate supervisor (default build/bin/framegate)
 #   FRAMEGATE_LOADGEN_BIN   load generator (default: next to framegate, else build/bin)
-#   PEERS                   servers in this order per workload (default "framegate node")
+#   PEERS                   servers in this order per workload (default "framegate node uws", plus
+#                           uws-native when UWS_NATIVE_BIN is set; a default uWS peer that cannot
+#                           run is skipped with a note, one named in PEERS is an error)
+#   UWS_NATIVE_BIN          the native uWS peer binary (bench/peers/uws/build.sh SRC_DIR prints it)
 #   WORKLOADS               subset of the workload names above (default: all three)
 #   WORKERS                 worker processes of both servers (default 2)
 #   FRAMEGATE_VARIANTS      run framegate once per variant, NAME:ARG,ARG,... separated by
@@ -44,12 +53,13 @@ LOG_TAG=run_fanout
 source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 FRAMEGATE=${FRAMEGATE_BIN:-$ROOT/build/bin/framegate}
 LOADGEN=$(bin_beside "${FRAMEGATE_LOADGEN_BIN:-}" "$FRAMEGATE" framegate-loadgen)
-PEERS=${PEERS:-framegate node}
+PEERS_EXPLICIT=$([[ -n "${PEERS:-}" ]] && echo 1 || echo 0)
+PEERS=${PEERS:-framegate node $(default_uws_peers)}
 WORKLOADS=${WORKLOADS:-1room-100k 1room-1m 100rooms}
 WORKERS=${WORKERS:-2}
 LOADGEN_THREADS=${LOADGEN_THREADS:-1}
 
-parse_bench_args 39 "$@"
+parse_bench_args 48 "$@"
 if ((QUICK)); then DURATION=${DURATION:-5}; else DURATION=${DURATION:-15}; fi
 
 [[ -x "$FRAMEGATE" ]] || die "framegate not found: $FRAMEGATE (build it, or set FRAMEGATE_BIN)"
@@ -58,7 +68,10 @@ grep -q -- '--mode rate|window|idle|rooms' <<<"$("$LOADGEN" --help)" || die "$LO
 command -v redis-server >/dev/null || die "redis-server is required"
 command -v python3 >/dev/null || die "python3 is required for the report"
 for p in $PEERS; do
-  case "$p" in framegate|node) ;; *) die "PEERS: unknown server kind '$p' (framegate, node)" ;; esac
+  case "$p" in
+    framegate|node|uws|uws-native) ;;
+    *) die "PEERS: unknown server kind '$p' (framegate, node, uws, uws-native)" ;;
+  esac
 done
 declare -a VARIANTS=()
 read -r -a VARIANTS <<<"${FRAMEGATE_VARIANTS:-}"
@@ -70,8 +83,11 @@ for w in $WORKLOADS; do
 done
 if [[ " $PEERS " == *" node "* ]]; then
   command -v node >/dev/null || die "node is required for the Node cluster peer"
-  need_node_modules redis ws
 fi
+# One npm ci installs the Node cluster's packages and, where its binaries fit, uWebSockets.js.
+if [[ " $PEERS " == *" node "* || " $PEERS " == *" uws "* ]]; then need_node_modules redis ws; fi
+check_uws_peers "$PEERS_EXPLICIT"
+[[ -z "${UWS_NATIVE_BIN:-}" ]] || UWS_NATIVE_BIN=$(realpath "$UWS_NATIVE_BIN")
 
 WORK=$(mktemp -d /tmp/fanout.XXXXXX)
 REDIS_PID="" SERVER_PID=""
@@ -95,10 +111,11 @@ run_one() {
   shift 3
   [[ -n "$variant" ]] && label="$kind-$variant"
   wait_quiet
-  start_redis
+  # The uWS peers keep their rooms in memory: no Redis to start (or to count).
+  case "$kind" in uws|uws-native) ;; *) start_redis ;; esac
   start_rooms_server "$kind" "$@"
   [[ $DISTURBED == true ]] && note=", disturbed"
-  echo "[run_fanout] $wl against $label on port $PORT (redis pid $REDIS_PID; load $LOAD_BEFORE$note)${*:+: $*}" >&2
+  echo "[run_fanout] $wl against $label on port $PORT (redis pid ${REDIS_PID:-none}; load $LOAD_BEFORE$note)${*:+: $*}" >&2
   stem="$WORK/$wl.$label"
   out="$stem.json"
   set +e

@@ -1,0 +1,115 @@
+"""bench/echo_report.py on canned load-generator summaries: the columns and
+ratios it prints for each set of PEERS, the uWS columns among them.
+Standard library only: python3 -m unittest echo_report_test (in this directory)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BENCH = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench"))
+REPORT = os.path.join(BENCH, "echo_report.py")
+
+
+def loadgen_run(workload, msg_per_s, p99_us=2000.0, cpu=80.0):
+    """The fields of a framegate-loadgen --json summary that the report reads."""
+    run = {
+        "connections": 20, "size": 64, "window": 16, "rate_per_conn_ms": 10, "duration_s": 2,
+        "offered_msg_per_s": 0.0, "msg_per_s": msg_per_s,
+        "latency_us": {"p50": p99_us / 4, "p90": p99_us / 2, "p99": p99_us, "p99_9": p99_us * 2},
+        "server": {"cpu_pct_of_core": cpu, "hwm_kib": 20480, "rss_per_conn_kib": 0.5, "rss_end_kib": 10240},
+        "loadgen_cpu": {"pct_of_core": 50.0},
+        "machine_cpu": {"other_pct_of_core": 0.0},
+        "mismatches": {"total": 0}, "unanswered": 0, "errors": {"total": 0}, "backlog_at_end": 0,
+        "open_at_end": 20,
+    }
+    if workload == "rate":
+        run.update(connections=200, size=256, offered_msg_per_s=20000.0, send_lag_us={"p99": 100.0})
+    return run
+
+
+class echo_report_test(unittest.TestCase):
+    def report(self, rates, extra_args=()):
+        """Runs the report over window64 runs with these msg/s per peer; returns (stdout, results JSON)."""
+        with tempfile.TemporaryDirectory() as raw:
+            for peer, rate in rates.items():
+                with open(os.path.join(raw, f"window64.{peer}.json"), "w") as f:
+                    json.dump(loadgen_run("window64", rate), f)
+                with open(os.path.join(raw, f"window64.{peer}.status.json"), "w") as f:
+                    json.dump({"exit_code": 0, "server_alive": True, "workers": 0}, f)
+            out = os.path.join(raw, "echo.json")
+            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers", " ".join(rates),
+                                   *extra_args], capture_output=True, text=True, check=True)
+            with open(out) as f:
+                return proc.stdout, json.load(f)
+
+    @staticmethod
+    def header(stdout):
+        return next(line for line in stdout.splitlines() if line.startswith("| workload | metric |"))
+
+    @staticmethod
+    def table_row(stdout, metric):
+        return next(line for line in stdout.splitlines() if f"| {metric} |" in line)
+
+    def test_without_uws_the_columns_stay_as_they_were(self):
+        stdout, result = self.report({"framegate": 1_000_000, "workers": 500_000, "ws": 100_000})
+        self.assertEqual(self.header(stdout), "| workload | metric | framegate | workers | ws (Node) | "
+                                              "framegate/ws | workers/framegate | workers/ws |")
+        self.assertIn("| 10.00x | 0.50x | 5.00x |", self.table_row(stdout, "msg/s (echoes received)"))
+        self.assertNotIn("Note:", stdout)
+        self.assertNotIn("uWS.js", stdout)
+        self.assertEqual(result["peers"], ["framegate", "workers", "ws"])
+
+    def test_uws_gets_a_framegate_over_uws_column_next_to_framegate_over_ws(self):
+        stdout, result = self.report({"framegate": 1_000_000, "ws": 100_000, "uws": 400_000})
+        self.assertEqual(self.header(stdout), "| workload | metric | framegate | ws (Node) | uWS.js (Node) | "
+                                              "framegate/ws | framegate/uWS |")
+        self.assertIn("| 1,000,000 | 100,000 | 400,000 | 10.00x | 2.50x |",
+                      self.table_row(stdout, "msg/s (echoes received)"))
+        row = next(r for r in result["rows"] if r["metric"] == "msg/s (echoes received)")
+        self.assertAlmostEqual(row["ratios"]["framegate/uWS"], 2.5)
+        self.assertAlmostEqual(row["ratio"], 10.0)  # the two-peer field keeps meaning framegate/ws
+
+    def test_uws_is_one_process_without_a_gateway_cpu(self):
+        stdout, _ = self.report({"framegate": 1_000_000, "uws": 400_000})
+        # framegate's gateway is its whole server; uWS has no gateway to compare it with
+        self.assertIn("| 80% | n/a | n/a |", self.table_row(stdout, "  gateway CPU"))
+        self.assertIn("| 80% | 80% | 1.00x |", self.table_row(stdout, "server CPU"))
+
+    def test_the_table_says_that_uws_echo_is_a_floor_and_its_fan_out_the_anchor(self):
+        stdout, _ = self.report({"framegate": 1_000_000, "uws": 400_000})
+        note = next(line for line in stdout.splitlines() if line.startswith("Note:"))
+        self.assertIn("JavaScript once per echoed message", note)
+        self.assertIn("about 0.4x native uWS", note)
+        self.assertIn("a floor, not the anchor", note)
+        self.assertIn("fan-out runs in C++", note)
+        self.assertLess(stdout.index("Note:"), stdout.index("| workload |"))
+
+    def test_uws_native_has_its_own_column_and_names_the_checkout_it_was_built_from(self):
+        with tempfile.TemporaryDirectory() as d:
+            binary = os.path.join(d, "uws-peer")
+            with open(binary, "w") as f:
+                f.write("not really a binary")
+            with open(binary + ".version", "w") as f:
+                f.write("uWebSockets v20.79.0\nuSockets v0.8.8\n")
+            stdout, result = self.report({"framegate": 1_200_000, "uws": 400_000, "uws-native": 1_000_000},
+                                         ("--uws-native", binary))
+        self.assertTrue(self.header(stdout).endswith("| uWS (C++) | framegate/uWS | framegate/uWS native |"))
+        self.assertIn("| 3.00x | 1.20x |", self.table_row(stdout, "msg/s (echoes received)"))
+        self.assertIn("uWS (C++) v20.79.0;", stdout)
+        self.assertEqual(result["uws_native"]["built_from"], ["uWebSockets v20.79.0", "uSockets v0.8.8"])
+
+    def test_a_missing_uws_run_is_a_problem_not_a_crash(self):
+        with tempfile.TemporaryDirectory() as raw:
+            with open(os.path.join(raw, "window64.framegate.json"), "w") as f:
+                json.dump(loadgen_run("window64", 1_000_000), f)
+            out = os.path.join(raw, "echo.json")
+            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers", "framegate uws"],
+                                  capture_output=True, text=True, check=True)
+        self.assertIn("window64 / uws: no result", proc.stdout)
+        self.assertIn("| 1,000,000 | n/a | n/a |", self.table_row(proc.stdout, "msg/s (echoes received)"))
+
+
+if __name__ == "__main__":
+    unittest.main()
