@@ -291,8 +291,7 @@ class connection_driver {
       }
     }
     const sockaddr_in& to = opts_.endpoint_of(c.global_index).addr;
-    if (::connect(c.fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0 &&
-        errno != EINPROGRESS) {
+    if (::connect(c.fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS) {
       fail(c, errors.connect_failed, "connect", errno);
       return;
     }
@@ -333,8 +332,8 @@ class connection_driver {
     // With a token file, successive connects of all slots walk through it.
     const std::size_t turn = c.global_index + static_cast<std::size_t>(c.connects - 1) * opts_.connections;
     const std::string& target = opts_.targets[turn % opts_.targets.size()];
-    const auto req = make_handshake_request(opts_.endpoint_of(c.global_index).host_header, target, splitmix64(rng_), splitmix64(rng_),
-                                            opts_.deflate ? deflate_offer : std::string_view{});
+    const auto req = make_handshake_request(opts_.endpoint_of(c.global_index).host_header, target, splitmix64(rng_),
+                                            splitmix64(rng_), opts_.deflate ? deflate_offer : std::string_view{});
     c.expected_accept = req.expected_accept;
     c.state = conn_state::handshaking;
     c.out.append(req.text.data(), req.text.size());
