@@ -166,6 +166,10 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_RATE_LIMIT_POLICY")
       ->capture_default_str()
       ->check(CLI::IsMember({"close", "drop"}));
+  bool no_receive_timestamps = false;
+  app.add_flag("--no-receive-timestamps", no_receive_timestamps,
+               "Do not ask the kernel when client data arrived (framegate_gateway_receive_wait_seconds stays empty)")
+      ->envname("FRAMEGATE_NO_RECEIVE_TIMESTAMPS");
   app.add_flag("--skip-utf8-validation", skip_utf8, "Do not validate text messages (trusted clients only)")
       ->envname("FRAMEGATE_SKIP_UTF8_VALIDATION");
   auto* deflate_flag =
@@ -326,6 +330,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.reader.limits.max_message_size = max_message_size;
   cfg.reader.limits.max_fragments = max_fragments;
   cfg.reader.validate_utf8 = !skip_utf8;
+  cfg.receive_timestamps = !no_receive_timestamps;
   cfg.handshake.allowed_origins = split_list(origins);
   cfg.handshake.subprotocols = split_list(subprotocols);
   cfg.forward_headers = split_list(forward_headers);

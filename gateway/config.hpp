@@ -26,6 +26,9 @@ struct gateway_config {
   host_port listen{"0.0.0.0", 8080};
   unsigned threads = 0;  // 0: one per core
   bool echo = false;
+  // SO_TIMESTAMPNS on client sockets: how long data waited for the loop
+  // (framegate_gateway_receive_wait_seconds). Costs a clock read per packet.
+  bool receive_timestamps = true;
 
   ws::reader_options reader{};  // max message size, max fragments, UTF-8
   std::size_t max_header_bytes = 8192;

@@ -160,6 +160,15 @@ ROWS = [
               "above. High while the app time is low means the worker's loop is blocked or the host is short "
               "of CPU.",
               quantiles(f"{GW}worker_link_rtt_seconds"), "s", width=12),
+        Panel("Gateway time per event", "The gateway's own time for one socket event, from its read to the end "
+              "of the writes it caused: client reads (with --echo, the whole echo) and worker link reads. "
+              "Compare with the kernel wait beside it: a tail that is not here is not the gateway's code.",
+              quantiles(f"{GW}client_turn_seconds", prefix="client ") +
+              quantiles(f"{GW}link_turn_seconds", prefix="link "), "s", width=12),
+        Panel("Kernel wait before a read", "How long client data waited in the kernel before the gateway read "
+              "it (receive timestamp to read): the scheduler running something else, or the loop busy with "
+              "other sockets. High here and low in the gateway time means too few cores or threads.",
+              quantiles(f"{GW}receive_wait_seconds", mean=True), "s", width=12),
     ]),
     Row("Backpressure and errors", [
         Panel("Closes by code", "Connections ended per second by close code: 1000/1001 normal, 1006 TCP died, "

@@ -62,6 +62,12 @@ void write_traffic(metrics::exposition& out, const thread_counters& c) {
               static_cast<double>(c.socket_written_bytes));
   out.histogram("framegate_gateway_message_size_bytes", "Size of the messages received from clients.", c.message_size);
   out.histogram("framegate_gateway_frames_per_read", "Frames parsed out of one socket read.", c.frames_per_read);
+  out.histogram("framegate_gateway_client_turn_seconds",
+                "Gateway time for one client socket event: from its read to the end of the writes it caused.",
+                c.client_turn_ns, ns);
+  out.histogram("framegate_gateway_receive_wait_seconds",
+                "Time client data waited in the kernel before the gateway read it (receive timestamp to read).",
+                c.receive_wait_ns, ns);
 }
 
 void write_errors(metrics::exposition& out, const thread_counters& c, std::uint64_t send_queue_bytes) {
@@ -179,6 +185,9 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
                 "Time from a batch of messages leaving for a worker to the worker's acknowledgement.", r.roundtrip_ns,
                 ns);
   out.histogram("framegate_gateway_worker_link_rtt_seconds", "Link ping round trip to workers.", r.link_rtt_ns, ns);
+  out.histogram("framegate_gateway_link_turn_seconds",
+                "Gateway time for one worker link event: from its read to the end of the client writes it caused.",
+                r.link_turn_ns, ns);
   out.counter("framegate_gateway_failovers_total", "Connections moved to another worker after theirs died.",
               static_cast<double>(r.connections_moved));
   counter_by_reason(out, "framegate_gateway_worker_envelopes_rejected_total",

@@ -55,6 +55,8 @@ void thread_counters::add(const thread_counters& o) {
   deflate_skipped += o.deflate_skipped;
   message_size.merge(o.message_size);
   frames_per_read.merge(o.frames_per_read);
+  client_turn_ns.merge(o.client_turn_ns);
+  receive_wait_ns.merge(o.receive_wait_ns);
 }
 
 void routing_counters::add(const routing_counters& o) {
@@ -71,6 +73,7 @@ void routing_counters::add(const routing_counters& o) {
   link_rtt_ns.merge(o.link_rtt_ns);
   envelopes_per_write.merge(o.envelopes_per_write);
   broadcast_recipients.merge(o.broadcast_recipients);
+  link_turn_ns.merge(o.link_turn_ns);
 }
 
 void admin_counters::count_publish(unsigned status) {

@@ -101,6 +101,12 @@ struct thread_counters {
   std::array<std::uint64_t, 2> auth_key_reloads{};
   metrics::histogram message_size{metrics::buckets::size_bytes};
   metrics::histogram frames_per_read{metrics::buckets::count};
+  // A client socket's readable event, from the read to the end of the
+  // writes it caused (with --echo, the whole echo): the gateway's own time.
+  metrics::histogram client_turn_ns{metrics::buckets::turn_ns};
+  // From the kernel's receipt of the newest bytes of a read to the read:
+  // time the data waited for this loop (--no-receive-timestamps: none).
+  metrics::histogram receive_wait_ns{metrics::buckets::latency_ns};
 
   void add(const thread_counters& o);
 };
@@ -129,6 +135,9 @@ struct routing_counters {
   metrics::histogram link_rtt_ns{metrics::buckets::latency_ns};
   metrics::histogram envelopes_per_write{metrics::buckets::count};
   metrics::histogram broadcast_recipients{metrics::buckets::count};
+  // A link's readable event, from the read to the end of the client writes
+  // the worker's envelopes caused.
+  metrics::histogram link_turn_ns{metrics::buckets::turn_ns};
 
   void add(const routing_counters& o);
 };

@@ -12,12 +12,14 @@
 
 #include "common/buffer_pool.hpp"
 #include "common/logging.hpp"
+#include "common/metrics/elapsed.hpp"
 #include "gateway/auth/token_source.hpp"
 #include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/static_files.hpp"
 #include "gateway/net/broadcast_frames.hpp"
 #include "gateway/net/io_thread.hpp"
+#include "gateway/net/timestamped_read.hpp"
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/frame_writer.hpp"
 #include "gateway/ws/inflater.hpp"
@@ -68,6 +70,7 @@ void session::start() {
   if (cfg.sndbuf > 0) socket_.set_option(asio::socket_base::send_buffer_size(cfg.sndbuf), ec);
   socket_.non_blocking(true, ec);
   if (ec) return abort();
+  if (cfg.receive_timestamps) enable_receive_timestamps(socket_.native_handle());
   handshake_ = std::make_unique<handshake_state>(cfg.max_header_bytes);
   deadline_ms_ = home_.now_ms() + ms(cfg.handshake_timeout);
   // A socket holds a slot of --max-connections from its accept on: sockets
@@ -282,19 +285,24 @@ void session::on_readable(error_code ec) {
     if (ec != asio::error::operation_aborted) abort();
     return;
   }
+  const auto started = std::chrono::steady_clock::now();
   auto buffer = home_.read_buffer();
-  const std::size_t n = socket_.read_some(asio::buffer(buffer.data(), buffer.size()), ec);
+  const timestamped_read r = read_timestamped(socket_.native_handle(), buffer, ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) return do_wait_read();
   if (ec) return abort();  // EOF or reset: a clean close has already finished us, anything else is 1006
 
   last_rx_ms_ = home_.now_ms();
   ping_outstanding_ = false;  // any traffic proves the peer is alive
   auto& c = home_.counters();
-  c.socket_read_bytes += n;
+  // A clock stepped back (NTP) can put the stamp after the read: not counted.
+  if (const std::int64_t waited = realtime_ns() - r.received_ns; r.received_ns != 0 && waited >= 0)
+    c.receive_wait_ns.observe(static_cast<std::uint64_t>(waited));
+  c.socket_read_bytes += r.bytes;
   const std::uint64_t frames_before = reader_.frames_seen();
-  consume(buffer.first(n));
+  consume(buffer.first(r.bytes));
   c.frames_per_read.observe(reader_.frames_seen() - frames_before);
   home_.uncork();
+  c.client_turn_ns.observe(metrics::ns_since(started));
   continue_reading();
 }
 

@@ -4,6 +4,7 @@
 #include <boost/asio/write.hpp>
 
 #include "common/link/message_encoder.hpp"
+#include "common/metrics/elapsed.hpp"
 
 namespace fg::gateway {
 
@@ -42,6 +43,7 @@ void worker_link::do_wait_read() {
 void worker_link::on_readable(error_code ec) {
   if (closed_) return;
   if (ec) return close(ec.message());
+  const auto started = std::chrono::steady_clock::now();
   const std::size_t n = socket_.read_some(asio::buffer(read_buffer_.data(), read_buffer_.size()), ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) return do_wait_read();
   if (ec) return close(ec == asio::error::eof ? "worker disconnected" : ec.message());
@@ -52,6 +54,7 @@ void worker_link::on_readable(error_code ec) {
     events_.on_link_envelope(*this, e);
   });
   events_.on_link_batch_end();
+  counters_.link_turn_ns.observe(metrics::ns_since(started));
   if (err != link::decode_error::none) return close(link::to_string(err));
   if (!closed_) do_wait_read();
 }

@@ -262,6 +262,10 @@ class LiveMetricsTest(unittest.TestCase):
         self.assertGreater(g["framegate_gateway_socket_read_bytes_total"].value(), 300 * BINARY_ECHOES)
         self.assertGreater(g["framegate_gateway_socket_written_bytes_total"].value(), 300 * BINARY_ECHOES)
         self.assertGreater(g["framegate_gateway_frames_per_read"].count(), 0)
+        # Every read of client data is one turn, and the kernel stamped it.
+        self.assertGreaterEqual(g["framegate_gateway_client_turn_seconds"].count(), g["framegate_gateway_frames_per_read"].count())
+        self.assertGreater(g["framegate_gateway_receive_wait_seconds"].count(), 0)
+        self.assertGreater(g["framegate_gateway_link_turn_seconds"].count(), 0)
         self.assertGreater(g["framegate_gateway_worker_roundtrip_seconds"].count(), 0)
         self.assertGreater(g["framegate_gateway_worker_link_rtt_seconds"].count(), 0)
         self.assertGreater(g["framegate_gateway_link_envelopes_per_write"].count(), 0)
