@@ -35,6 +35,7 @@ io_thread::~io_thread() {
   if (acceptor_) acceptor_->close(ignored);
   tick_.cancel();
   for (session* s = head_; s != nullptr; s = s->next_) s->terminate();
+  poller_.stop();
   io_.restart();
   io_.run();
 }
@@ -43,6 +44,7 @@ void io_thread::start(acceptor_type acceptor) {
   acceptor_ = std::make_unique<acceptor_type>(std::move(acceptor));
   do_accept();
   schedule_tick();
+  poller_.start();
   thread_ = std::thread([this] { io_.run(); });
 }
 
@@ -102,11 +104,13 @@ void io_thread::on_tick() {
   if (shutting_down_) {
     if (session_count_ == 0) {
       sink_->stop();
+      poller_.stop();
       return;  // nothing keeps the loop alive: run() returns
     }
     if (now >= shutdown_deadline_ms_) {
       component_logger("gateway")->warn("thread {}: {} connections did not close in time", index_, session_count_);
       sink_->stop();
+      poller_.stop();
       io_.stop();
       return;
     }

@@ -24,6 +24,7 @@
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/session.hpp"
+#include "gateway/net/socket_poller.hpp"
 
 namespace fg::gateway {
 
@@ -61,6 +62,8 @@ class io_thread {
   [[nodiscard]] thread_snapshot snapshot() const;
   [[nodiscard]] unsigned index() const noexcept { return index_; }
   [[nodiscard]] message_sink& sink() noexcept { return *sink_; }
+  // Watches the sockets of the thread's open connections.
+  [[nodiscard]] socket_poller& poller() noexcept { return poller_; }
   // permessage-deflate compression of this thread's sends.
   [[nodiscard]] message_compressor& compressor() noexcept { return compressor_; }
 
@@ -110,6 +113,7 @@ class io_thread {
   gateway_shared& shared_;
   unsigned index_;
   boost::asio::io_context io_{1};
+  socket_poller poller_{io_};
   std::unique_ptr<acceptor_type> acceptor_;
   boost::asio::basic_waitable_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>,
                                     boost::asio::io_context::executor_type>

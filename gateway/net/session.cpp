@@ -1,8 +1,15 @@
 #include "gateway/net/session.hpp"
 
-#include <algorithm>
-#include <cstring>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -55,6 +62,10 @@ session::session(io_thread& home, tcp_socket socket)
 }
 
 session::~session() {
+  if (adopted()) {  // only if the thread ended without aborting it
+    home_.poller().remove(fd_);
+    ::close(fd_);
+  }
   home_.forget_cork(*this);
   home_.remove(*this);
   queue_.release(buffer_pool::this_thread());
@@ -233,6 +244,7 @@ void session::respond(std::string_view response) {
 }
 
 void session::accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined) {
+  if (!adopt_socket()) return abort();
   ++home_.counters().connections_opened;
   handshake_.reset();
   phase_ = phase::open;
@@ -250,6 +262,28 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
   }
   home_.uncork();
   continue_reading();
+}
+
+bool session::adopt_socket() {
+  error_code ec;
+  const int fd = socket_.release(ec);
+  if (ec) return false;
+  if (!home_.poller().add(fd, *this)) {
+    ::close(fd);
+    return false;
+  }
+  fd_ = fd;
+  polled_self_ = shared_from_this();
+  return true;
+}
+
+void session::on_poll(std::uint32_t events) {
+  if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP) && std::exchange(write_waiting_, false)) on_writable({});
+  if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) || !adopted()) return;
+  if (reading_)
+    on_readable({});
+  else
+    maybe_readable_ = true;  // paused: read once resumed
 }
 
 // ---------------------------------------------------------------- reading
@@ -276,7 +310,14 @@ void session::resume_reading() {
 void session::do_wait_read() {
   if (reading_) return;
   reading_ = true;
-  socket_.async_wait(tcp_socket::wait_read, [self = shared_from_this()](error_code ec) { self->on_readable(ec); });
+  if (!adopted()) {
+    socket_.async_wait(tcp_socket::wait_read, [self = shared_from_this()](error_code ec) { self->on_readable(ec); });
+    return;
+  }
+  // The poller reports the next edge; bytes already waiting raise none, so
+  // read them on the next turn (posted: the thread's other sockets first).
+  if (std::exchange(maybe_readable_, false))
+    asio::post(home_.context(), [self = shared_from_this()] { self->on_readable({}); });
 }
 
 void session::on_readable(error_code ec) {
@@ -287,7 +328,7 @@ void session::on_readable(error_code ec) {
   }
   const auto started = std::chrono::steady_clock::now();
   auto buffer = home_.read_buffer();
-  const timestamped_read r = read_timestamped(socket_.native_handle(), buffer, ec);
+  const timestamped_read r = read_timestamped(adopted() ? fd_ : socket_.native_handle(), buffer, ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) return do_wait_read();
   if (ec) return abort();  // EOF or reset: a clean close has already finished us, anything else is 1006
 
@@ -298,6 +339,7 @@ void session::on_readable(error_code ec) {
   if (const std::int64_t waited = realtime_ns() - r.received_ns; r.received_ns != 0 && waited >= 0)
     c.receive_wait_ns.observe(static_cast<std::uint64_t>(waited));
   c.socket_read_bytes += r.bytes;
+  if (r.bytes == buffer.size()) maybe_readable_ = true;  // the rest raises no new edge
   const std::uint64_t frames_before = reader_.frames_seen();
   consume(buffer.first(r.bytes));
   c.frames_per_read.observe(reader_.frames_seen() - frames_before);
@@ -462,10 +504,19 @@ void session::flush(byte_buffer& corked) {
 }
 
 write_result session::write_to_socket(std::span<const std::uint8_t> bytes) {
-  error_code ec;
-  const std::size_t n = socket_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
-  if (ec) return {write_result::status::failed, 0};
+  std::size_t n = 0;
+  if (adopted()) {
+    const ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+      return {write_result::status::would_block, 0};
+    if (sent < 0) return {write_result::status::failed, 0};
+    n = static_cast<std::size_t>(sent);
+  } else {
+    error_code ec;
+    n = socket_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
+    if (ec) return {write_result::status::failed, 0};
+  }
   home_.counters().socket_written_bytes += n;
   return {write_result::status::written, n};
 }
@@ -482,6 +533,10 @@ void session::after_write(send_queue::next step) {
 }
 
 void session::do_wait_write() {
+  if (adopted()) {
+    write_waiting_ = true;  // the poller's next EPOLLOUT edge calls on_writable()
+    return;
+  }
   socket_.async_wait(tcp_socket::wait_write, [self = shared_from_this()](error_code ec) { self->on_writable(ec); });
 }
 
@@ -557,6 +612,10 @@ void session::finish() {
 void session::shutdown_send() {
   if (write_shut_) return;
   write_shut_ = true;
+  if (adopted()) {
+    ::shutdown(fd_, SHUT_WR);
+    return;
+  }
   error_code ec;
   socket_.shutdown(tcp_socket::shutdown_send, ec);
 }
@@ -570,6 +629,15 @@ void session::abort() {
   // completes with operation_aborted; the session's destructor frees it.
   reader_.release_buffers(thread_pools());
   home_.forget_cork(*this);
+  if (adopted()) {
+    home_.poller().remove(fd_);
+    ::close(fd_);
+    fd_ = -1;
+    // Released on a later turn, as Asio's aborted waits would: callers up
+    // the stack (a broadcast, the sink) may still be using this session.
+    asio::post(home_.context(), [keep = std::move(polled_self_)] {});
+    return;
+  }
   error_code ec;
   socket_.close(ec);  // pending waits complete with operation_aborted and release the session
 }

@@ -29,6 +29,7 @@
 #include "gateway/net/connection.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/send_queue.hpp"
+#include "gateway/net/socket_poller.hpp"
 #include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/message_reader.hpp"
 
@@ -44,7 +45,7 @@ struct handshake_state;
 
 using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
 
-class session final : public connection, public std::enable_shared_from_this<session> {
+class session final : public connection, public poll_target, public std::enable_shared_from_this<session> {
  public:
   session(io_thread& home, tcp_socket socket);
   ~session() override;
@@ -94,6 +95,9 @@ class session final : public connection, public std::enable_shared_from_this<ses
   // Ends a close the sink held back (see message_sink::hold_close).
   void release_close() override;
 
+  // poll_target: an edge on the socket, once it is open (socket_poller.hpp).
+  void on_poll(std::uint32_t events) override;
+
   // message_reader callbacks
   void on_message(ws::opcode op, std::span<std::uint8_t> payload);
   void on_ping(std::span<std::uint8_t> payload);
@@ -129,6 +133,9 @@ class session final : public connection, public std::enable_shared_from_this<ses
   void respond(std::string_view response);  // writes an HTTP response, then drains
   void accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined);
 
+  // At the handshake's end: the socket leaves Asio for the thread's poller.
+  bool adopt_socket();
+  [[nodiscard]] bool adopted() const noexcept { return fd_ >= 0; }
   void do_wait_read();
   void on_readable(boost::system::error_code ec);
   void consume(std::span<std::uint8_t> bytes);
@@ -163,7 +170,10 @@ class session final : public connection, public std::enable_shared_from_this<ses
   void leave_open(std::uint16_t code, close_origin origin);
 
   io_thread& home_;
+  // Asio's socket until the handshake is done; then the descriptor alone,
+  // in fd_, watched by the thread's socket_poller (see its header for why).
   tcp_socket socket_;
+  int fd_ = -1;
   std::unique_ptr<handshake_state> handshake_;
   ws::message_reader reader_;
   ws::deflate_params deflate_{};            // as negotiated in the handshake
@@ -177,7 +187,9 @@ class session final : public connection, public std::enable_shared_from_this<ses
   std::uint64_t deadline_ms_ = 0;
   std::uint64_t token_expiry_ms_ = 0;  // the token's exp (plus leeway) on this clock; 0: none
   phase phase_ = phase::handshake;
-  bool reading_ = false;
+  bool reading_ = false;         // a read is wanted on the next readiness
+  bool maybe_readable_ = false;  // adopted: bytes may wait that no edge will announce
+  bool write_waiting_ = false;   // adopted: a backlog waits for the socket to take more
   bool paused_ = false;
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections (from the accept on)
@@ -193,6 +205,8 @@ class session final : public connection, public std::enable_shared_from_this<ses
   std::unique_ptr<rate_buckets> rates_;
   // While paused no wait is pending, so nothing else keeps the session alive.
   std::shared_ptr<session> paused_self_;
+  // While the poller watches the socket: nothing else keeps the session alive.
+  std::shared_ptr<session> polled_self_;
 };
 
 }  // namespace fg::gateway
