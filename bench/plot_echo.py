@@ -20,7 +20,7 @@ PANELS = {
     "workers/framegate": ("full path relative to gateway echo", "workers vs gateway echo (cost of the hop)"),
     "workers/ws": ("full path advantage over Node ws", "workers vs ws"),
 }
-SHORT = {"rate": "open loop", "window64": "closed 64 B", "window1k": "closed 1 KiB", "idle": "idle"}
+SHORT = {"rate": "open loop", "rate50k": "open loop 50k/s", "window64": "closed 64 B", "window1k": "closed 1 KiB", "idle": "idle"}
 
 
 def row_ratios(row):

@@ -11,7 +11,7 @@
 #              from a uWebSockets checkout), when UWS_NATIVE_BIN is set,
 # each server fresh for each workload on a free 127.0.0.1 port and stopped by PID.
 #
-#   bench/run_echo.sh            full run (about 6 minutes, plus waits for a quiet machine)
+#   bench/run_echo.sh            full run (about 8 minutes, plus waits for a quiet machine)
 #   bench/run_echo.sh --quick    small sizes and durations (smoke test, ~2 minutes with uws)
 #
 # Environment:
@@ -82,12 +82,14 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 # would comfortably hold on a busy machine).
 if [[ $QUICK == 1 ]]; then
   RATE_ARGS=(--mode rate --connections 200 --size 256 --rate-per-conn-ms 10 --warmup 0.5 --duration 2)
+  RATE50K_ARGS=(--mode rate --connections 200 --size 256 --rate-per-conn-ms 20 --warmup 0.5 --duration 2)
   W64_ARGS=(--mode window --connections 20 --window 16 --size 64 --warmup 0.5 --duration 2)
   W1K_ARGS=(--mode window --connections 20 --window 16 --size 1024 --warmup 0.5 --duration 2)
   IDLE_N=1000
   IDLE_ARGS=(--mode idle --connections $IDLE_N --duration 1 --source-ips 127.0.0.2,127.0.0.3)
 else
   RATE_ARGS=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 10 --warmup 2 --duration 20)
+  RATE50K_ARGS=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 20 --warmup 2 --duration 20)
   W64_ARGS=(--mode window --connections 100 --window 16 --size 64 --warmup 1 --duration 10)
   W1K_ARGS=(--mode window --connections 100 --window 16 --size 1024 --warmup 1 --duration 10)
   IDLE_N=15000
@@ -338,6 +340,7 @@ run_one() {
 # PEERS in order for each workload (default framegate, workers, ws, uws), so
 # slow drift of the machine hits them all alike. Idle: all but workers.
 for kind in $PEERS; do run_one rate "$kind" "${RATE_ARGS[@]}"; done
+for kind in $PEERS; do run_one rate50k "$kind" "${RATE50K_ARGS[@]}"; done
 for kind in $PEERS; do run_one window64 "$kind" "${W64_ARGS[@]}"; done
 for kind in $PEERS; do run_one window1k "$kind" "${W1K_ARGS[@]}"; done
 for kind in $PEERS; do [[ $kind == workers ]] || run_one idle "$kind" "${IDLE_ARGS[@]}"; done

@@ -24,19 +24,20 @@ def loadgen_run(workload, msg_per_s, p99_us=2000.0, cpu=80.0):
         "mismatches": {"total": 0}, "unanswered": 0, "errors": {"total": 0}, "backlog_at_end": 0,
         "open_at_end": 20,
     }
-    if workload == "rate":
+    if workload.startswith("rate"):
         run.update(connections=200, size=256, offered_msg_per_s=20000.0, send_lag_us={"p99": 100.0})
     return run
 
 
 class echo_report_test(unittest.TestCase):
-    def report(self, rates, extra_args=()):
-        """Runs the report over window64 runs with these msg/s per peer; returns (stdout, results JSON)."""
+    def report(self, rates, extra_args=(), workload="window64", p99_us=None):
+        """Runs the report over `workload` runs with these msg/s (and p99s) per peer; returns (stdout, results JSON)."""
         with tempfile.TemporaryDirectory() as raw:
             for peer, rate in rates.items():
-                with open(os.path.join(raw, f"window64.{peer}.json"), "w") as f:
-                    json.dump(loadgen_run("window64", rate), f)
-                with open(os.path.join(raw, f"window64.{peer}.status.json"), "w") as f:
+                latency = {"p99_us": p99_us[peer]} if p99_us else {}
+                with open(os.path.join(raw, f"{workload}.{peer}.json"), "w") as f:
+                    json.dump(loadgen_run(workload, rate, **latency), f)
+                with open(os.path.join(raw, f"{workload}.{peer}.status.json"), "w") as f:
                     json.dump({"exit_code": 0, "server_alive": True, "workers": 0}, f)
             out = os.path.join(raw, "echo.json")
             proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers", " ".join(rates),
@@ -99,6 +100,20 @@ class echo_report_test(unittest.TestCase):
         self.assertIn("| 3.00x | 1.20x |", self.table_row(stdout, "msg/s (echoes received)"))
         self.assertIn("uWS (C++) v20.79.0;", stdout)
         self.assertEqual(result["uws_native"]["built_from"], ["uWebSockets v20.79.0", "uSockets v0.8.8"])
+
+    def test_the_50k_open_loop_is_checked_against_native_uws_and_the_gateway_of_the_same_run(self):
+        rates = {"framegate": 50_000, "workers": 50_000, "uws-native": 50_000}
+        _, result = self.report(rates, workload="rate50k",
+                                p99_us={"framegate": 2000.0, "workers": 5000.0, "uws-native": 2500.0})
+        checks = {c["target"]: c for c in result["targets"]}
+        vs_uws = checks["open loop 50k/s: gateway p99 <= native uWS p99 (same run)"]
+        self.assertTrue(vs_uws["met"])
+        self.assertAlmostEqual(vs_uws["value"], 0.8)
+        hop = checks["open loop 50k/s: through workers p99 <= 2x the gateway's own (same run)"]
+        self.assertFalse(hop["met"])
+        self.assertAlmostEqual(hop["value"], 2.5)
+        row = next(r for r in result["rows"] if r["workload"] == "rate50k" and r["metric"] == "latency p99")
+        self.assertIn("every 10 ms", row["title"])
 
     def test_a_missing_uws_run_is_a_problem_not_a_crash(self):
         with tempfile.TemporaryDirectory() as raw:
