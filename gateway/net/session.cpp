@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <boost/asio/detail/reactive_wait_op.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -37,6 +38,15 @@ struct handshake_state {
   }
   beast::flat_buffer buffer;
   beast::http::request_parser<beast::http::empty_body> parser;
+};
+
+// The read wait's handler: keeps the session alive, and has Asio put the
+// wait's operation in the session's read_op_ slot.
+struct session::read_ready {
+  session_ref self;
+  void operator()(error_code ec) const { self->on_readable(ec); }
+  using allocator_type = op_slot<read_op_bytes>::allocator<void>;
+  [[nodiscard]] allocator_type get_allocator() const noexcept { return allocator_type(self->read_op_); }
 };
 
 namespace {
@@ -110,7 +120,7 @@ bool session::admit_address() {
 
 void session::do_read_handshake() {
   beast::http::async_read(socket_, handshake_->buffer, handshake_->parser,
-                          [self = shared_from_this()](error_code ec, std::size_t) { self->on_handshake(ec); });
+                          [self = session_ref(this)](error_code ec, std::size_t) { self->on_handshake(ec); });
 }
 
 void session::on_handshake(error_code ec) {
@@ -257,7 +267,7 @@ void session::continue_reading() {
   if (phase_ == phase::closed) return;
   if (phase_ == phase::open && !home_.sink().can_read(*this)) {
     paused_ = true;  // the sink calls resume_reading() when its downstream has room
-    paused_self_ = shared_from_this();
+    paused_self_ = session_ref(this);
     return;
   }
   do_wait_read();
@@ -273,7 +283,11 @@ void session::resume_reading() {
 void session::do_wait_read() {
   if (reading_) return;
   reading_ = true;
-  socket_.async_wait(tcp_socket::wait_read, [self = shared_from_this()](error_code ec) { self->on_readable(ec); });
+  // If Asio's operation outgrew the slot, every idle connection would hold a
+  // heap block again: a build failure, not a silent regression.
+  static_assert(sizeof(asio::detail::reactive_wait_op<read_ready, tcp_socket::executor_type>) <= read_op_bytes,
+                "the read wait's operation no longer fits in session::read_op_");
+  socket_.async_wait(tcp_socket::wait_read, read_ready{session_ref(this)});
 }
 
 void session::on_readable(error_code ec) {
@@ -440,7 +454,7 @@ void session::send_close_frame(std::uint16_t code, std::string_view reason) {
 
 void session::defer(byte_buffer& corked) {
   if (corked.empty() || phase_ == phase::closed) return;
-  if (queue_.defer(corked.span(), buffer_pool::this_thread())) home_.flush_at_end_of_turn(shared_from_this());
+  if (queue_.defer(corked.span(), buffer_pool::this_thread())) home_.flush_at_end_of_turn(session_ref(this));
 }
 
 void session::flush_deferred() {
@@ -474,7 +488,7 @@ void session::after_write(send_queue::next step) {
 }
 
 void session::do_wait_write() {
-  socket_.async_wait(tcp_socket::wait_write, [self = shared_from_this()](error_code ec) { self->on_writable(ec); });
+  socket_.async_wait(tcp_socket::wait_write, [self = session_ref(this)](error_code ec) { self->on_writable(ec); });
 }
 
 void session::on_writable(error_code ec) {
