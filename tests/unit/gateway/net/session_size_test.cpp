@@ -9,9 +9,15 @@
 namespace {
 
 TEST(SessionSize, StaysWithinItsBudget) {
-  // 464 bytes with Boost 1.74 and libstdc++ 12 (was 400 plus a 16-byte
+  // 440 bytes with Boost 1.74 and libstdc++ 12 (was 400 plus a 16-byte
   // control block and a 272-byte heap block for the pending read wait).
-  EXPECT_LE(sizeof(fg::gateway::session), 464u);
+  EXPECT_LE(sizeof(fg::gateway::session), 440u);
+}
+
+TEST(SessionSize, ReaderHoldsOneBufferHandle) {
+  // One pooled buffer serves a message spanning reads and a control frame
+  // interleaved with it.
+  EXPECT_LE(sizeof(fg::ws::message_reader), 120u);
 }
 
 }  // namespace
