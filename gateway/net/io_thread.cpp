@@ -73,7 +73,7 @@ void io_thread::do_accept() {
   acceptor_->async_accept([this](boost::system::error_code ec, tcp_socket socket) {
     if (ec == asio::error::operation_aborted || shutting_down_) return;
     if (!ec) {
-      std::make_shared<session>(*this, std::move(socket))->start();
+      session_ref(new session(*this, std::move(socket)))->start();
     } else if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space) {
       // Out of file descriptors: back off instead of spinning on accept.
       component_logger("gateway")->warn("accept failed: {}", ec.message());

@@ -86,7 +86,7 @@ class io_thread {
   void uncork();
   void forget_cork(const session& s) noexcept;
   // A session whose output was deferred this turn (see session::defer).
-  void flush_at_end_of_turn(std::shared_ptr<session> s) { deferred_.push_back(std::move(s)); }
+  void flush_at_end_of_turn(session_ref s) { deferred_.push_back(std::move(s)); }
 
   // The keys this thread verifies handshake tokens with; null when no
   // --jwt-* key is configured (tokens are then ignored).
@@ -126,7 +126,7 @@ class io_thread {
   std::array<std::uint8_t, 64 * 1024> read_buffer_{};
   byte_buffer cork_;
   session* cork_owner_ = nullptr;
-  std::vector<std::shared_ptr<session>> deferred_;
+  std::vector<session_ref> deferred_;
 
   session* head_ = nullptr;
   std::size_t session_count_ = 0;

@@ -124,7 +124,7 @@ bool session::admit_address() {
 
 void session::do_read_handshake() {
   beast::http::async_read(socket_, handshake_->buffer, handshake_->parser,
-                          [self = shared_from_this()](error_code ec, std::size_t) { self->on_handshake(ec); });
+                          [self = session_ref(this)](error_code ec, std::size_t) { self->on_handshake(ec); });
 }
 
 void session::on_handshake(error_code ec) {
@@ -273,7 +273,7 @@ bool session::adopt_socket() {
     return false;
   }
   fd_ = fd;
-  polled_self_ = shared_from_this();
+  polled_self_ = session_ref(this);
   return true;
 }
 
@@ -294,7 +294,7 @@ void session::continue_reading() {
   if (phase_ == phase::closed) return;
   if (phase_ == phase::open && !home_.sink().can_read(*this)) {
     paused_ = true;  // the sink calls resume_reading() when its downstream has room
-    paused_self_ = shared_from_this();
+    paused_self_ = session_ref(this);
     return;
   }
   do_wait_read();
@@ -311,13 +311,13 @@ void session::do_wait_read() {
   if (reading_) return;
   reading_ = true;
   if (!adopted()) {
-    socket_.async_wait(tcp_socket::wait_read, [self = shared_from_this()](error_code ec) { self->on_readable(ec); });
+    socket_.async_wait(tcp_socket::wait_read, [self = session_ref(this)](error_code ec) { self->on_readable(ec); });
     return;
   }
   // The poller reports the next edge; bytes already waiting raise none, so
   // read them on the next turn (posted: the thread's other sockets first).
   if (std::exchange(maybe_readable_, false))
-    asio::post(home_.context(), [self = shared_from_this()] { self->on_readable({}); });
+    asio::post(home_.context(), [self = session_ref(this)] { self->on_readable({}); });
 }
 
 void session::on_readable(error_code ec) {
@@ -490,7 +490,7 @@ void session::send_close_frame(std::uint16_t code, std::string_view reason) {
 
 void session::defer(byte_buffer& corked) {
   if (corked.empty() || phase_ == phase::closed) return;
-  if (queue_.defer(corked.span(), buffer_pool::this_thread())) home_.flush_at_end_of_turn(shared_from_this());
+  if (queue_.defer(corked.span(), buffer_pool::this_thread())) home_.flush_at_end_of_turn(session_ref(this));
 }
 
 void session::flush_deferred() {
@@ -537,7 +537,7 @@ void session::do_wait_write() {
     write_waiting_ = true;  // the poller's next EPOLLOUT edge calls on_writable()
     return;
   }
-  socket_.async_wait(tcp_socket::wait_write, [self = shared_from_this()](error_code ec) { self->on_writable(ec); });
+  socket_.async_wait(tcp_socket::wait_write, [self = session_ref(this)](error_code ec) { self->on_writable(ec); });
 }
 
 void session::on_writable(error_code ec) {

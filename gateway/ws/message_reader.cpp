@@ -1,5 +1,6 @@
 #include "gateway/ws/message_reader.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "gateway/ws/inflater.hpp"
@@ -47,23 +48,31 @@ error message_reader::inflate_piece(std::span<const std::uint8_t> chunk, bool me
                                     reader_pools pools) {
   if (!inflater_)
     inflater_ = client_takeover_ ? std::make_unique<inflater>(client_window_bits_) : pools.inflaters.acquire();
-  if (message_.capacity() == 0) message_ = pools.buffers.acquire();
-  const std::size_t before = message_.size();
+  if (buffer_.capacity() == 0) buffer_ = pools.buffers.acquire();
+  const std::size_t before = buffer_.size();
   // The inflated size counts against the limit as it is produced (a zip bomb ends here).
   const std::uint64_t limit = opt.limits.max_message_size;
-  error e = inflater_->inflate(chunk, message_, limit);
-  if (e == error::none && message_done) e = inflater_->finish_message(message_, limit);
+  error e = inflater_->inflate(chunk, buffer_, limit);
+  if (e == error::none && message_done) e = inflater_->finish_message(buffer_, limit);
   const bool text = message_op_ == opcode::text && opt.validate_utf8;
   // What was produced is checked before the stream's own verdict, so a
   // message fails the same way wherever its bytes were cut into reads.
-  if (text && !utf8_.feed(message_.data() + before, message_.size() - before)) return error::invalid_utf8;
+  if (text && !utf8_.feed(buffer_.data() + before, buffer_.size() - before)) return error::invalid_utf8;
   if (e != error::none) return e;
   if (text && message_done && !utf8_.complete()) return error::invalid_utf8;
   return error::none;
 }
 
+void message_reader::end_control(reader_pools pools) noexcept {
+  // The handler may have ended the connection (release_buffers) meanwhile.
+  buffer_.truncate(buffer_.size() - std::min<std::size_t>(control_size_, buffer_.size()));
+  control_size_ = 0;
+  if (control_borrowed_) pools.buffers.release(std::move(buffer_));
+  control_borrowed_ = false;
+}
+
 void message_reader::end_compressed_message(reader_pools pools) noexcept {
-  pools.buffers.release(std::move(message_));
+  pools.buffers.release(std::move(buffer_));
   if (!client_takeover_) pools.inflaters.release(std::move(inflater_));
 }
 
@@ -83,8 +92,9 @@ error message_reader::parse_close(std::span<const std::uint8_t> payload, std::ui
 }
 
 void message_reader::release_buffers(reader_pools pools) noexcept {
-  if (message_.capacity() != 0) pools.buffers.release(std::move(message_));
-  if (control_.capacity() != 0) pools.buffers.release(std::move(control_));
+  if (buffer_.capacity() != 0) pools.buffers.release(std::move(buffer_));
+  control_size_ = 0;
+  control_borrowed_ = false;
   // A pooled inflater goes back reset; a connection's own one is freed.
   if (inflater_ && !client_takeover_) pools.inflaters.release(std::move(inflater_));
   inflater_.reset();

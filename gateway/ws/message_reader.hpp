@@ -116,14 +116,21 @@ class message_reader {
 
   static error parse_close(std::span<const std::uint8_t> payload, std::uint16_t& code, std::string_view& reason);
 
-  // A piece of a compressed message, inflated into message_.
+  // Drops a control frame gathered across reads from buffer_, and gives the
+  // buffer back if it was borrowed for that frame alone.
+  void end_control(reader_pools pools) noexcept;
+
+  // A piece of a compressed message, inflated into buffer_.
   error inflate_piece(std::span<const std::uint8_t> chunk, bool message_done, const reader_options& opt,
                       reader_pools pools);
   void end_compressed_message(reader_pools pools) noexcept;
 
   frame_parser parser_;
-  byte_buffer message_;  // borrowed while a message spans frames or reads
-  byte_buffer control_;  // borrowed while a control frame spans reads
+  // Borrowed while a message spans frames or reads, or a control frame
+  // spans reads: one handle for both, as a control frame may interrupt a
+  // fragmented message but never the other way round. The last
+  // control_size_ bytes are the control frame's, the rest the message's.
+  byte_buffer buffer_;
   utf8_validator utf8_;
   opcode message_op_ = opcode::text;
   opcode frame_op_ = opcode::text;
@@ -132,6 +139,8 @@ class message_reader {
   bool client_takeover_ = false;
   std::uint8_t client_window_bits_ = 15;
   bool compressed_ = false;             // the open message came with RSV1
+  std::uint8_t control_size_ = 0;       // bytes of a control frame gathered at the end of buffer_
+  bool control_borrowed_ = false;       // buffer_ was borrowed for that control frame alone
   std::unique_ptr<inflater> inflater_;  // while a compressed message is read; for good with client takeover
   std::uint64_t frames_seen_ = 0;
 };
@@ -144,11 +153,16 @@ error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const
 
   if (is_control(frame_op_)) {
     if (first_piece && frame_done) return deliver_control(chunk, h);  // whole frame in this read
-    if (first_piece) control_ = pools.buffers.acquire();
-    control_.append(chunk);
+    // Gathered behind the message it interrupts, if one is being gathered.
+    if (first_piece) {
+      control_borrowed_ = buffer_.capacity() == 0;
+      if (control_borrowed_) buffer_ = pools.buffers.acquire();
+    }
+    buffer_.append(chunk);
+    control_size_ = static_cast<std::uint8_t>(control_size_ + chunk.size());  // at most 125 (the parser's rule)
     if (!frame_done) return error::none;
-    error e = deliver_control(control_.span(), h);
-    pools.buffers.release(std::move(control_));
+    error e = deliver_control(buffer_.span().last(control_size_), h);
+    end_control(pools);
     return e;
   }
 
@@ -156,7 +170,7 @@ error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const
   if (compressed_) {
     if (error e = inflate_piece(chunk, message_done, opt, pools); e != error::none) return e;
     if (message_done) {
-      h.on_message(message_op_, message_.span());
+      h.on_message(message_op_, buffer_.span());
       end_compressed_message(pools);
     }
     return error::none;
@@ -164,7 +178,7 @@ error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const
   if (message_op_ == opcode::text && opt.validate_utf8) {
     if (!utf8_.feed(chunk.data(), chunk.size())) return error::invalid_utf8;
   }
-  const bool single_piece = message_done && first_piece && message_.capacity() == 0;
+  const bool single_piece = message_done && first_piece && buffer_.capacity() == 0;
   if (message_done && message_op_ == opcode::text && opt.validate_utf8 && !utf8_.complete())
     return error::invalid_utf8;  // a sequence left open at the end of the message
 
@@ -172,11 +186,11 @@ error message_reader::data(std::span<std::uint8_t> chunk, bool frame_done, const
     h.on_message(message_op_, chunk);  // zero copy: straight from the read buffer
     return error::none;
   }
-  if (message_.capacity() == 0) message_ = pools.buffers.acquire();
-  message_.append(chunk);
+  if (buffer_.capacity() == 0) buffer_ = pools.buffers.acquire();
+  buffer_.append(chunk);
   if (message_done) {
-    h.on_message(message_op_, message_.span());
-    pools.buffers.release(std::move(message_));
+    h.on_message(message_op_, buffer_.span());
+    pools.buffers.release(std::move(buffer_));
   }
   return error::none;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -317,19 +319,53 @@ TEST(message_reader_pool, message_split_across_reads_returns_its_buffer) {
   EXPECT_EQ(s.h.events, (std::vector<event>{{"binary", pattern(50)}}));
 }
 
-TEST(message_reader_pool, split_control_frame_inside_a_message_returns_both) {
+TEST(message_reader_pool, split_control_frame_inside_a_message_shares_its_buffer) {
+  // One buffer handle per reader (an idle connection's bytes): the control
+  // frame is gathered behind the message's bytes and cut off again.
   stepper s;
   const std::size_t before = s.pool.pooled();
   ASSERT_EQ(s.feed(frame(op_text, "a", false)), error::none);
   const bytes ping = frame(op_ping, "ping!");
   ASSERT_EQ(s.feed(bytes(ping.begin(), ping.begin() + 8)), error::none);
-  EXPECT_EQ(s.pool.pooled(), before - 2);
+  EXPECT_EQ(s.pool.pooled(), before - 1);
   ASSERT_EQ(s.feed(bytes(ping.begin() + 8, ping.end())), error::none);
   EXPECT_EQ(s.pool.pooled(), before - 1);
   ASSERT_EQ(s.feed(frame(op_cont, "b")), error::none);
   EXPECT_EQ(s.pool.pooled(), before);
   EXPECT_TRUE(s.reader.idle());
   EXPECT_EQ(s.h.events, (std::vector<event>{ev("ping", "ping!"), ev("text", "ab")}));
+}
+
+TEST(message_reader_pool, split_control_frame_alone_returns_its_buffer) {
+  stepper s;
+  const std::size_t before = s.pool.pooled();
+  const bytes pong = frame(op_pong, "pong!");
+  ASSERT_EQ(s.feed(bytes(pong.begin(), pong.begin() + 8)), error::none);  // header (6 bytes) and 2 of 5
+  EXPECT_EQ(s.pool.pooled(), before - 1);
+  ASSERT_EQ(s.feed(bytes(pong.begin() + 8, pong.end())), error::none);
+  EXPECT_EQ(s.pool.pooled(), before);
+  // The next message is whole again: delivered in place, nothing borrowed.
+  ASSERT_EQ(s.feed(frame(op_text, "next")), error::none);
+  EXPECT_EQ(s.pool.pooled(), before);
+  EXPECT_EQ(s.h.events, (std::vector<event>{ev("pong", "pong!"), ev("text", "next")}));
+}
+
+TEST(message_reader_pool, split_control_frames_between_split_fragments_keep_the_message) {
+  stepper s;
+  const std::size_t before = s.pool.pooled();
+  const bytes input =
+      concat({frame(op_binary, pattern(40), false), frame(op_ping, pattern(125)), frame(op_cont, pattern(30, 3), false),
+              frame(op_pong, pattern(60, 5)), frame(op_cont, pattern(20, 9))});
+  // Cut every frame in two, so each one spans reads.
+  for (std::size_t at = 0; at < input.size(); at += 17)
+    ASSERT_EQ(s.feed(bytes(input.begin() + static_cast<std::ptrdiff_t>(at),
+                           input.begin() + static_cast<std::ptrdiff_t>(std::min(at + 17, input.size())))),
+              error::none);
+  EXPECT_EQ(s.pool.pooled(), before);
+  EXPECT_TRUE(s.reader.idle());
+  EXPECT_EQ(s.h.events, (std::vector<event>{{"ping", pattern(125)},
+                                            {"pong", pattern(60, 5)},
+                                            {"binary", concat({pattern(40), pattern(30, 3), pattern(20, 9)})}}));
 }
 
 TEST(message_reader_pool, half_a_header_is_not_idle) {
