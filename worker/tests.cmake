@@ -9,6 +9,8 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/common/link/link_socket_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/link/link_dir_trust_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/link/write_batch_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/link/hot_envelopes_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/string_pool_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/close_codes_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/hashing_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/backoff_test.cpp

@@ -11,6 +11,7 @@
 #include <span>
 #include <string_view>
 
+#include "common/link/hot_envelopes.hpp"
 #include "framegate/link.pb.h"
 
 namespace fg::gateway {
@@ -37,6 +38,9 @@ class link_events {
   // A worker connected; nothing is known of it until its Register arrives.
   virtual void on_link_opened(link_port& link) = 0;
   virtual void on_link_envelope(link_port& link, const framegate::link::Envelope& e) = 0;
+  // A Send read in place (the hot path: no Envelope is built for it). A
+  // Send the fast reader declined arrives through on_link_envelope.
+  virtual void on_link_send(link_port& link, const fg::link::send_view& send) = 0;
   // After the envelopes of one read, even if one of them closed the link:
   // what they made ready can be written.
   virtual void on_link_batch_end() = 0;

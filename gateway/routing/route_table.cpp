@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include "common/hashing.hpp"
+#include "common/link/codec.hpp"
+#include "common/link/send_encoder.hpp"
 #include "common/logging.hpp"
 #include "common/utf8.hpp"
 
@@ -293,12 +295,22 @@ void route_table::tick(std::chrono::steady_clock::time_point now) {
   receipts_.expire(now, config_.link_timeout.count() > 0 ? 4 * config_.link_timeout : std::chrono::seconds(30));
 }
 
-void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
+route_table::worker* route_table::heard_from(link_port& link, bool is_register) {
   worker* w = find(link);
-  if (w == nullptr) return;
+  if (w == nullptr) return nullptr;
   w->heard = true;
-  if (!w->registered && e.body_case() != pb::Envelope::kRegister)
-    return link.close("the first envelope of a link must be Register");
+  if (w->registered || is_register) return w;
+  link.close("the first envelope of a link must be Register");
+  return nullptr;
+}
+
+void route_table::on_link_send(link_port& link, const fg::link::send_view& send) {
+  if (heard_from(link, false) != nullptr) deliver(send);
+}
+
+void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
+  worker* w = heard_from(link, e.body_case() == pb::Envelope::kRegister);
+  if (w == nullptr) return;
   switch (e.body_case()) {
     case pb::Envelope::kRegister: return on_register(*w, e.register_());
     case pb::Envelope::kSend: return deliver(e.send());
@@ -393,32 +405,56 @@ void route_table::on_ack(worker& w, std::uint64_t seq) {
 }
 
 void route_table::deliver(const pb::Send& send) {
+  // Bytes the fast reader declined (valid, but encoded unusually, say by
+  // another implementation): re-encoded in the form it reads, so there is
+  // one delivery path. Rare; the copy does not matter.
+  reencoded_.clear();
+  link::encode_send(reencoded_, {send.conn_ids().data(), static_cast<std::size_t>(send.conn_ids_size())}, send.binary(),
+                    {reinterpret_cast<const std::uint8_t*>(send.payload().data()), send.payload().size()});
+  if (const auto view = link::send_view::parse(reencoded_.span().subspan(link::header_size))) deliver(*view);
+}
+
+void route_table::deliver(const link::send_view& send) {
   // Framed once per parameter set among the recipients (plain, compressed
   // per window size), the same bytes queued for every recipient of a set.
-  const auto& payload = send.payload();
+  const auto payload = send.payload();
   const auto op = send.binary() ? ws::opcode::binary : ws::opcode::text;
   // What no client may receive closes its recipients, not the link: the
   // worker's other connections are not at fault.
-  const std::span<const std::uint64_t> recipients(send.conn_ids().data(),
-                                                  static_cast<std::size_t>(send.conn_ids_size()));
-  if (payload.size() > config_.reader.limits.max_message_size) return reject_for(recipients, worker_rejection::too_big);
+  if (payload.size() > config_.reader.limits.max_message_size) return reject_for(send, worker_rejection::too_big);
   if (op == ws::opcode::text && config_.reader.validate_utf8) {
     utf8_validator v;
-    if (!v.feed(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()) || !v.complete())
-      return reject_for(recipients, worker_rejection::invalid_utf8);
+    if (!v.feed(payload.data(), payload.size()) || !v.complete())
+      return reject_for(send, worker_rejection::invalid_utf8);
   }
-  frames_.reset(op, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
-  counters_.broadcast_recipients.observe(static_cast<std::uint64_t>(send.conn_ids_size()));
-  for (const std::uint64_t id : send.conn_ids()) {
+  counters_.broadcast_recipients.observe(send.recipient_count());
+  if (send.recipient_count() == 1) {
+    // A reply to one client: framed straight into its connection's
+    // output. A shared frame would be built only to be copied once more.
+    send.for_each_recipient([&](std::uint64_t id) {
+      if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->send(op, payload);
+    });
+    return;
+  }
+  frames_.reset(op, payload);
+  send.for_each_recipient([&](std::uint64_t id) {
     if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->send_shared(frames_);
-  }
+  });
 }
 
 void route_table::reject_for(std::span<const std::uint64_t> conn_ids, worker_rejection why) {
   ++counters_.worker_rejected[static_cast<std::size_t>(why)];
-  for (const std::uint64_t id : conn_ids)
-    if (auto it = routes_.find(id); it != routes_.end())
-      it->second->conn->close(ws::close_code::internal_error, "the worker sent what no client may receive");
+  for (const std::uint64_t id : conn_ids) close_rejected(id);
+}
+
+void route_table::reject_for(const link::send_view& send, worker_rejection why) {
+  ++counters_.worker_rejected[static_cast<std::size_t>(why)];
+  send.for_each_recipient([this](std::uint64_t id) { close_rejected(id); });
+}
+
+void route_table::close_rejected(std::uint64_t conn_id) {
+  if (auto it = routes_.find(conn_id); it != routes_.end())
+    it->second->conn->close(ws::close_code::internal_error, "the worker sent what no client may receive");
 }
 
 void route_table::ping_links() {

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/byte_buffer.hpp"
 #include "gateway/config.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/net/broadcast_frames.hpp"
@@ -76,6 +77,7 @@ class route_table : public message_sink, public link_events {
   // link_events: the workers' links to this thread.
   void on_link_opened(link_port& link) override;
   void on_link_envelope(link_port& link, const framegate::link::Envelope& e) override;
+  void on_link_send(link_port& link, const fg::link::send_view& send) override;
   void on_link_batch_end() override;
   void on_link_lost(link_port& link, std::string_view why) override;
 
@@ -161,6 +163,10 @@ class route_table : public message_sink, public link_events {
   void on_register(worker& w, const framegate::link::Register& r);
   void forward(route& r, std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload);
   void announce(route& r, std::uint64_t conn_id, bool resumed);
+  // The link's worker, marked as heard from; null (and the link closed)
+  // when it is unknown, or sends anything but Register first.
+  worker* heard_from(link_port& link, bool is_register);
+  void deliver(const fg::link::send_view& send);
   void deliver(const framegate::link::Send& send);
   void on_state(const framegate::link::StateUpdate& u);
   void on_ack(worker& w, std::uint64_t seq);
@@ -169,6 +175,8 @@ class route_table : public message_sink, public link_events {
   void release_holds(worker& w, bool all);
   void fail_over(const worker& lost, std::span<const std::uint64_t> orphans);
   void reject_for(std::span<const std::uint64_t> conn_ids, worker_rejection why);
+  void reject_for(const fg::link::send_view& send, worker_rejection why);
+  void close_rejected(std::uint64_t conn_id);
   void ping_links();
   [[nodiscard]] std::size_t max_link_backlog() const noexcept { return 4 * config_.credit_bytes; }
 
@@ -180,6 +188,7 @@ class route_table : public message_sink, public link_events {
   std::unordered_map<std::uint64_t, std::unique_ptr<route>> routes_;
   std::unique_ptr<room_hub> hub_;  // thread 0 only
   broadcast_frames frames_;        // a Send, framed once per parameter set of its recipients
+  byte_buffer reencoded_;          // a Send the fast reader declined, in the form it reads
   std::vector<worker*> credit_returned_;
   routing_counters counters_;
   api_receipt_book receipts_;

@@ -48,7 +48,13 @@ void worker_link::on_readable(error_code ec) {
   if (ec == asio::error::would_block || ec == asio::error::try_again) return do_wait_read();
   if (ec) return close(ec == asio::error::eof ? "worker disconnected" : ec.message());
   const auto self = shared_from_this();  // handlers below may close the link
-  const auto err = decoder_.feed(read_buffer_.first(n), [this](const framegate::link::Envelope& e) {
+  const auto take_send = [this](std::span<const std::uint8_t> bytes) {
+    const auto send = link::send_view::parse(bytes);
+    if (!send) return false;
+    if (!closed_) events_.on_link_send(*this, *send);
+    return true;
+  };
+  const auto err = decoder_.feed(read_buffer_.first(n), take_send, [this](const framegate::link::Envelope& e) {
     if (closed_) return;
     if (e.body_case() == framegate::link::Envelope::kAck) on_ack(e.ack().seq());
     events_.on_link_envelope(*this, e);

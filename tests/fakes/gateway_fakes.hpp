@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/link/hot_envelopes.hpp"
 #include "framegate/link.pb.h"
 #include "gateway/net/broadcast_frames.hpp"
 #include "gateway/net/connection.hpp"
@@ -36,7 +37,10 @@ class fake_connection final : public connection {
   void send(ws::opcode op, std::span<const std::uint8_t> payload) override {
     if (open_) sent.push_back({op, std::string(payload.begin(), payload.end())});
   }
-  void send_shared(broadcast_frames& frames) override { send(frames.op(), frames.payload()); }
+  void send_shared(broadcast_frames& frames) override {
+    ++shared_sends;
+    send(frames.op(), frames.payload());
+  }
   void close(std::uint16_t code, std::string_view reason) override {
     if (!open_) return;
     close_code = code;
@@ -62,6 +66,7 @@ class fake_connection final : public connection {
   std::string close_reason;
   int resumes = 0;
   int closes_released = 0;
+  int shared_sends = 0;  // of `sent`, those framed once for many recipients
 
  private:
   void leave(std::uint16_t code, close_origin origin) {
@@ -106,8 +111,20 @@ class fake_link final : public link_port {
     events_.on_link_lost(*this, why);
   }
 
-  // The worker's side: one envelope, then the end of the read that carried it.
+  // The worker's side: one envelope, then the end of the read that carried
+  // it. A Send goes the way worker_link reads it: in place, unless the fast
+  // reader declines its bytes (deliver_parsed forces the other way).
   void deliver(const framegate::link::Envelope& e) {
+    const std::string bytes = e.SerializeAsString();
+    if (const auto send =
+            fg::link::send_view::parse({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}))
+      events_.on_link_send(*this, *send);
+    else
+      events_.on_link_envelope(*this, e);
+    events_.on_link_batch_end();
+  }
+  // The envelope as parsed by the generated code (a declined Send's way).
+  void deliver_parsed(const framegate::link::Envelope& e) {
     events_.on_link_envelope(*this, e);
     events_.on_link_batch_end();
   }

@@ -11,11 +11,15 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/byte_buffer.hpp"
+#include "common/link/codec.hpp"
+#include "common/link/send_encoder.hpp"
 #include "framegate/link.pb.h"
 #include "worker/app.hpp"
 #include "worker/runtime/link_output.hpp"
@@ -137,6 +141,20 @@ class fake_link_output final : public link_output {
   };
 
   void queue(std::uint32_t index, const framegate::link::Envelope& e) override { log.push_back({index, e}); }
+  // Recorded as the gateway would read it: encoded by hand, parsed by the
+  // generated code (so every dispatcher test also checks encode_send).
+  void queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary,
+                  std::string_view payload) override {
+    byte_buffer bytes;
+    link::encode_send(bytes, to, binary, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+    link::decoder d;
+    int decoded = 0;
+    d.feed(bytes.span(), [&](const framegate::link::Envelope& e) {
+      log.push_back({index, e});
+      ++decoded;
+    });
+    if (decoded != 1) throw std::logic_error("encode_send made bytes the generated code does not read");
+  }
 
   // Envelopes queued on `link`, in order.
   [[nodiscard]] std::vector<framegate::link::Envelope> on(std::uint32_t link) const {

@@ -16,6 +16,8 @@ Input layouts (see the targets):
                 bit 3 context takeover, flags: level 1+(bits 0-2)%9, memLevel 1+(bits 3-5)
   utf8:         [split seed][text...]
   handshake:    raw HTTP request bytes
+  link_envelope: [split seed][framed envelopes...]
+  hot_envelopes: one Envelope body (no frame header), mostly Send and Message
   cluster_reply: RESP2 replies one after another (CLUSTER SHARDS, CLUSTER SLOTS, errors)
   redis_inbound: [flags][channel message]  flags bit 0 deliver foreign messages,
                 bits 1-3 n: payload limit none (n=0) or 4<<n bytes,
@@ -259,6 +261,29 @@ LINK_SEEDS = {
     "malformed": bytes([2]) + b"FG\x01\x00\x00\x00\x00\x03\xff\xff\xff",
 }
 
+# Envelope bodies for the fast readers: the forms encoders write and the
+# ones they rarely do (unpacked and split ids, fields out of order, unknown
+# fields, repeats), plus some they must decline.
+PACKED_IDS = field_bytes(1, varint(1) + varint(300) + varint(1 << 63))
+HOT_SEEDS = {
+    "send_packed": field_bytes(6, PACKED_IDS + field_varint(2, 1) + field_bytes(3, b"\x00\xffhi")),
+    "send_unpacked": field_bytes(6, field_varint(1, 5) + field_varint(1, 6) + field_bytes(3, b"x")),
+    "send_mixed_out_of_order": field_bytes(6, field_bytes(3, b"old") + field_varint(1, 1) + PACKED_IDS
+                                              + field_varint(2, 1) + field_bytes(3, b"new") + field_varint(2, 0)),
+    "send_unknown_fields": field_varint(100, 1) + field_bytes(6, field_varint(9, 1) + PACKED_IDS
+                                                              + varint((10 << 3) | 1) + bytes(8)
+                                                              + varint((11 << 3) | 5) + bytes(4)),
+    "send_twice": field_bytes(6, field_varint(1, 1)) + field_bytes(6, field_varint(1, 2)),
+    "send_group": field_bytes(6, varint((20 << 3) | 3) + varint((20 << 3) | 4)),
+    "send_truncated_ids": field_bytes(6, b"\x0a\x02\x81\x81"),
+    "send_empty": field_bytes(6, b""),
+    "message": field_bytes(4, field_varint(1, 7) + field_varint(2, 1) + field_bytes(3, b"hello") + field_varint(4, 9)),
+    "message_out_of_order": field_bytes(4, field_varint(4, 9) + field_bytes(3, b"a") + field_varint(1, 7)
+                                           + field_bytes(3, b"bc")),
+    "ack": field_bytes(9, field_varint(1, 42)),
+    "known_and_send": field_bytes(9, field_varint(1, 1)) + field_bytes(6, field_varint(1, 1)),
+}
+
 
 ROOMS_SEEDS = {
     "join": b'{"op":"join","room":"lobby"}',
@@ -407,6 +432,7 @@ def main():
     write_corpus("utf8", {k: bytes([s]) + data for k, (s, data) in UTF8_SEEDS.items()})
     write_corpus("handshake", HANDSHAKE_SEEDS)
     write_corpus("link_envelope", LINK_SEEDS)
+    write_corpus("hot_envelopes", HOT_SEEDS)
     write_corpus("rooms_request", ROOMS_SEEDS)
     write_corpus("publish_request", PUBLISH_SEEDS)
     write_corpus("redis_inbound", REDIS_SEEDS)

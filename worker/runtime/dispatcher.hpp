@@ -28,6 +28,7 @@
 // Single-threaded: everything runs on the worker's loop.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -39,11 +40,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/link/hot_envelopes.hpp"
 #include "framegate/link.pb.h"
 #include "worker/app.hpp"
 #include "worker/metrics/worker_stats.hpp"
 #include "worker/runtime/app_registry.hpp"
 #include "worker/runtime/link_output.hpp"
+#include "worker/runtime/string_pool.hpp"
 
 namespace fg::worker {
 
@@ -88,6 +91,9 @@ class dispatcher final : public api {
   // reroutes them): apps see on_close(1006) and forget them.
   void on_link_down(std::uint32_t link);
   void on_envelope(std::uint32_t link, const framegate::link::Envelope& e);
+  // A client message (read in place, or from an Envelope); its payload is
+  // copied into the connection's queue.
+  void on_message(std::uint32_t link, const fg::link::message_view& m);
   // After the envelopes of one read: serves a turn. True when messages
   // are still queued: the caller runs serve_turn() again in a later loop
   // turn, until it returns false.
@@ -144,12 +150,13 @@ class dispatcher final : public api {
   };
 
   void on_opened(std::uint32_t link, const framegate::link::ConnectionOpened& m);
-  void on_message(std::uint32_t link, const framegate::link::Message& m);
   void on_closed(const framegate::link::ConnectionClosed& m);
   // Handles up to the per-connection budget of `id`'s inbox; returns the
   // messages handled.
   std::size_t serve(conn_id id, entry& e);
-  void handle(conn_id id, entry& e, const inbound& item);
+  // Runs the app on one message, timed from `started`; returns when it ended.
+  std::chrono::steady_clock::time_point handle(conn_id id, entry& e, const inbound& item,
+                                               std::chrono::steady_clock::time_point started);
   std::uint64_t track(std::uint32_t link, std::uint64_t seq);
   void mark_handled(std::uint32_t link, std::uint64_t ack_pos);
   void reset_acks(std::uint32_t link);
@@ -180,13 +187,15 @@ class dispatcher final : public api {
   std::unordered_map<conn_id, connection_state> state_sent_;
   std::vector<link_ack> acks_;
   std::vector<std::vector<conn_id>> groups_;  // send_many scratch, one per link
+  string_pool payloads_;                      // for inbox payloads
   dispatcher_stats stats_;
   std::vector<app_stats> app_stats_;
   std::vector<const app*> app_of_stats_;  // app_stats_[i] counts app_of_stats_[i]
 
   // Scratch envelopes, one per kind sent: mutable_x() on an envelope that
   // already holds x reuses it, so steady-state sends allocate nothing.
-  framegate::link::Envelope send_env_, close_env_, state_env_, ack_env_, pong_env_;
+  // (Send is encoded by hand: link_output::queue_send.)
+  framegate::link::Envelope close_env_, state_env_, ack_env_, pong_env_;
 };
 
 }  // namespace fg::worker

@@ -10,6 +10,7 @@
 #include <boost/asio/write.hpp>
 
 #include "common/link/link_dir_trust.hpp"
+#include "common/link/send_encoder.hpp"
 
 namespace fg::worker {
 
@@ -121,9 +122,18 @@ void gateway_link::on_read(const boost::system::error_code& ec, std::size_t n) {
   stats_.bytes_read += n;
   // Never fail() inside feed(): that would replace the decoder while it
   // runs. A protocol error stops handling and fails after feed returns.
-  const auto err = decoder_.feed(std::span<const std::uint8_t>(rd_buf_->data(), n), [this](const pb::Envelope& e) {
-    if (fail_reason_.empty()) on_envelope(e);
-  });
+  const auto take_message = [this](std::span<const std::uint8_t> bytes) {
+    // Before Welcome every envelope goes the checked way (on_envelope).
+    if (state_ != state::ready) return false;
+    const auto m = fg::link::message_view::parse(bytes);
+    if (!m) return false;
+    if (fail_reason_.empty()) events_.on_link_message(*this, *m);
+    return true;
+  };
+  const auto err =
+      decoder_.feed(std::span<const std::uint8_t>(rd_buf_->data(), n), take_message, [this](const pb::Envelope& e) {
+        if (fail_reason_.empty()) on_envelope(e);
+      });
   if (err != fg::link::decode_error::none) {
     fail("decode error: " + std::string(fg::link::to_string(err)));
     return;
@@ -165,12 +175,20 @@ bool gateway_link::on_envelope(const pb::Envelope& e) {
   return true;
 }
 
+bool gateway_link::accepting() noexcept {
+  if (state_ == state::ready) return true;
+  ++stats_.envelopes_dropped;
+  return false;
+}
+
 void gateway_link::queue(const pb::Envelope& e) {
-  if (state_ != state::ready) {
-    ++stats_.envelopes_dropped;
-    return;
-  }
-  fg::link::encode(e, wr_batch_.next_envelope());
+  if (accepting()) fg::link::encode(e, wr_batch_.next_envelope());
+}
+
+void gateway_link::queue_send(std::span<const std::uint64_t> to, bool binary, std::string_view payload) {
+  if (accepting())
+    fg::link::encode_send(wr_batch_.next_envelope(), to, binary,
+                          {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
 }
 
 void gateway_link::flush() {

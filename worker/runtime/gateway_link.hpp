@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "common/link/codec.hpp"
+#include "common/link/hot_envelopes.hpp"
 #include "common/link/write_batch.hpp"
 #include "framegate/link.pb.h"
 #include "worker/config.hpp"
@@ -47,6 +49,9 @@ class link_events {
   // Only after on_link_ready: the link is gone until the next one.
   virtual void on_link_down(gateway_link& l, std::string_view reason) = 0;
   virtual void on_link_envelope(gateway_link& l, const framegate::link::Envelope& e) = 0;
+  // A client message read in place (the hot path: no Envelope is built;
+  // `m.payload` points into the read buffer for the call only).
+  virtual void on_link_message(gateway_link& l, const fg::link::message_view& m) = 0;
   // After the envelopes of one read.
   virtual void on_link_batch_end(gateway_link& l) = 0;
 };
@@ -73,6 +78,8 @@ class gateway_link {
 
   // Appends `e` to the next write; dropped (and counted) unless ready.
   void queue(const framegate::link::Envelope& e);
+  // Appends Envelope{send}, encoded by hand; dropped (and counted) unless ready.
+  void queue_send(std::span<const std::uint64_t> to, bool binary, std::string_view payload);
   // Starts a write of everything queued, unless one is in flight.
   void flush();
 
@@ -96,6 +103,8 @@ class gateway_link {
   bool on_envelope(const framegate::link::Envelope& e);
   // Closes the socket and schedules the next attempt.
   void fail(std::string_view reason);
+  // True when ready for envelopes; otherwise counts one dropped.
+  bool accepting() noexcept;
   void reset_io();
 
   boost::asio::io_context& io_;

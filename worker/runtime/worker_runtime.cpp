@@ -136,6 +136,10 @@ void worker_runtime::on_link_down(gateway_link& l, std::string_view) { dispatche
 
 void worker_runtime::on_link_envelope(gateway_link& l, const pb::Envelope& e) { dispatcher_.on_envelope(l.index(), e); }
 
+void worker_runtime::on_link_message(gateway_link& l, const fg::link::message_view& m) {
+  dispatcher_.on_message(l.index(), m);
+}
+
 void worker_runtime::on_link_batch_end(gateway_link& l) {
   if (dispatcher_.end_batch(l.index())) schedule_service();
 }
@@ -155,10 +159,19 @@ void worker_runtime::schedule_service() {
 
 bool worker_runtime::hub_ready() const { return !links_.empty() && links_[0] && links_[0]->ready(); }
 
-void worker_runtime::queue(std::uint32_t index, const pb::Envelope& e) {
-  if (index >= links_.size() || !links_[index]) return;
-  links_[index]->queue(e);
+gateway_link* worker_runtime::output_link(std::uint32_t index) {
+  if (index >= links_.size() || !links_[index]) return nullptr;
   schedule_flush();
+  return links_[index].get();
+}
+
+void worker_runtime::queue(std::uint32_t index, const pb::Envelope& e) {
+  if (gateway_link* l = output_link(index)) l->queue(e);
+}
+
+void worker_runtime::queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary,
+                                std::string_view payload) {
+  if (gateway_link* l = output_link(index)) l->queue_send(to, binary, payload);
 }
 
 void worker_runtime::at_end_of_turn(std::function<void()> fn) {

@@ -52,6 +52,8 @@ class worker_runtime final : public link_events, public link_output, public hub_
 
   // link_output
   void queue(std::uint32_t index, const framegate::link::Envelope& e) override;
+  void queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary,
+                  std::string_view payload) override;
   // hub_port
   [[nodiscard]] bool hub_ready() const override;
   void send_to_hub(const framegate::link::Envelope& e) override { queue(0, e); }
@@ -76,12 +78,15 @@ class worker_runtime final : public link_events, public link_output, public hub_
   void on_link_ready(gateway_link& l, const framegate::link::Welcome& w) override;
   void on_link_down(gateway_link& l, std::string_view reason) override;
   void on_link_envelope(gateway_link& l, const framegate::link::Envelope& e) override;
+  void on_link_message(gateway_link& l, const fg::link::message_view& m) override;
   void on_link_batch_end(gateway_link& l) override;
 
   // Adds (and starts) a link for every socket in the directory that has none.
   void discover();
   void schedule_discovery();
   void schedule_flush();
+  // The link at `index`, or null; schedules this turn's flush when there is one.
+  gateway_link* output_link(std::uint32_t index);
   // Posts dispatcher turns while messages remain queued (fairness).
   void schedule_service();
   void end_of_turn();

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/fakes/gateway_fakes.hpp"
 
@@ -17,6 +20,16 @@ using fakes::bytes;
 using fakes::fake_connection;
 using fakes::fake_link;
 using fakes::request;
+
+// A worker's Send.
+pb::Envelope send_of(const std::vector<std::uint64_t>& ids, std::string payload, bool binary = false) {
+  pb::Envelope e;
+  auto* s = e.mutable_send();
+  s->mutable_conn_ids()->Assign(ids.begin(), ids.end());
+  s->set_payload(std::move(payload));
+  s->set_binary(binary);
+  return e;
+}
 
 class route_table_test : public ::testing::Test {
  protected:
@@ -100,12 +113,15 @@ TEST_F(route_table_test, register_is_answered_with_welcome) {
 }
 
 TEST_F(route_table_test, a_first_envelope_other_than_register_closes_the_link) {
-  fake_link l(table());
-  pb::Envelope e;
-  e.mutable_ack()->set_seq(1);
-  l.deliver(e);
-  EXPECT_TRUE(l.closed());
-  EXPECT_EQ(l.close_reason, "the first envelope of a link must be Register");
+  pb::Envelope ack;
+  ack.mutable_ack()->set_seq(1);
+  // A Send is read in place, not as an Envelope: checked all the same.
+  for (const auto& e : {ack, send_of({1}, "")}) {
+    fake_link l(table());
+    l.deliver(e);
+    EXPECT_TRUE(l.closed());
+    EXPECT_EQ(l.close_reason, "the first envelope of a link must be Register");
+  }
 }
 
 TEST_F(route_table_test, ping_is_answered_and_pings_go_to_registered_workers_only) {
@@ -249,6 +265,34 @@ TEST_F(route_table_test, send_reaches_every_listed_connection_and_nobody_else) {
   EXPECT_TRUE(other.sent.empty());
   EXPECT_EQ(a.sent[0].op, ws::opcode::text);
   EXPECT_GE(flushes_, 1);  // what the batch queued is written at its end
+}
+
+TEST_F(route_table_test, a_send_to_one_connection_is_framed_for_it_and_a_send_to_many_is_shared) {
+  worker("w1");
+  auto& a = open(1);
+  auto& b = open(2);
+  links_[0]->deliver(send_of({1}, "one"));
+  links_[0]->deliver(send_of({1, 2}, "both", true));
+  EXPECT_EQ(a.payloads(), (std::vector<std::string>{"one", "both"}));
+  EXPECT_EQ(b.payloads(), std::vector<std::string>{"both"});
+  EXPECT_EQ(a.sent[1].op, ws::opcode::binary);
+  EXPECT_EQ(a.shared_sends, 1);  // the second only: one recipient needs no shared frame
+  EXPECT_EQ(b.shared_sends, 1);
+}
+
+TEST_F(route_table_test, a_send_parsed_by_the_generated_code_is_delivered_the_same) {
+  worker("w1");
+  auto& a = open(1);
+  auto& b = open(2);
+  const pb::Envelope e = send_of({2, 1}, std::string("\xff\x00", 2), true);
+  links_[0]->deliver_parsed(e);
+  EXPECT_EQ(a.payloads(), std::vector<std::string>{std::string("\xff\x00", 2)});
+  EXPECT_EQ(b.payloads(), a.payloads());
+  EXPECT_EQ(a.sent[0].op, ws::opcode::binary);
+  config_.reader.limits.max_message_size = 1;  // and rejected the same
+  links_[0]->deliver_parsed(e);
+  EXPECT_EQ(a.close_code, ws::close_code::internal_error);
+  EXPECT_EQ(b.close_code, ws::close_code::internal_error);
 }
 
 TEST_F(route_table_test, a_worker_closes_a_connection_and_hears_it_closed) {
@@ -607,11 +651,7 @@ TEST_F(route_table_test, publish_larger_than_its_worker_takes_is_refused_whole) 
 class worker_input_test : public failover_test {
  protected:
   void send_to(fake_link& l, std::vector<std::uint64_t> ids, std::string payload, bool binary = false) {
-    pb::Envelope e;
-    for (auto id : ids) e.mutable_send()->add_conn_ids(id);
-    e.mutable_send()->set_payload(std::move(payload));
-    e.mutable_send()->set_binary(binary);
-    l.deliver(e);
+    l.deliver(send_of(ids, std::move(payload), binary));
   }
   void close_from(fake_link& l, std::uint64_t id, std::uint32_t code, std::string reason) {
     pb::Envelope e;
