@@ -57,7 +57,9 @@ ws::reader_pools thread_pools() { return {buffer_pool::this_thread(), ws::inflat
 }  // namespace
 
 session::session(io_thread& home, tcp_socket socket)
-    : home_(home), socket_(std::move(socket)), id_(home.shared().next_session_id.fetch_add(1)) {
+    : home_(home),
+      socket_(std::make_unique<tcp_socket>(std::move(socket))),
+      id_(home.shared().next_session_id.fetch_add(1)) {
   home_.add(*this);
 }
 
@@ -76,12 +78,12 @@ session::~session() {
 void session::start() {
   const auto& cfg = home_.config();
   error_code ec;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-  if (cfg.rcvbuf > 0) socket_.set_option(asio::socket_base::receive_buffer_size(cfg.rcvbuf), ec);
-  if (cfg.sndbuf > 0) socket_.set_option(asio::socket_base::send_buffer_size(cfg.sndbuf), ec);
-  socket_.non_blocking(true, ec);
+  socket_->set_option(asio::ip::tcp::no_delay(true), ec);
+  if (cfg.rcvbuf > 0) socket_->set_option(asio::socket_base::receive_buffer_size(cfg.rcvbuf), ec);
+  if (cfg.sndbuf > 0) socket_->set_option(asio::socket_base::send_buffer_size(cfg.sndbuf), ec);
+  socket_->non_blocking(true, ec);
   if (ec) return abort();
-  if (cfg.receive_timestamps) enable_receive_timestamps(socket_.native_handle());
+  if (cfg.receive_timestamps) enable_receive_timestamps(socket_->native_handle());
   handshake_ = std::make_unique<handshake_state>(cfg.max_header_bytes);
   deadline_ms_ = home_.now_ms() + ms(cfg.handshake_timeout);
   // A socket holds a slot of --max-connections from its accept on: sockets
@@ -98,7 +100,7 @@ void session::start() {
 
 bool session::admit_address() {
   error_code ec;
-  const auto remote = socket_.remote_endpoint(ec);
+  const auto remote = socket_->remote_endpoint(ec);
   if (ec) return true;  // gone already: the first read fails
   const auto a = home_.shared().per_ip->admit(remote.address(), home_.now_ms());
   if (a.what == per_ip_limits::verdict::admitted) {
@@ -123,7 +125,7 @@ bool session::admit_address() {
 // ---------------------------------------------------------------- handshake
 
 void session::do_read_handshake() {
-  beast::http::async_read(socket_, handshake_->buffer, handshake_->parser,
+  beast::http::async_read(*socket_, handshake_->buffer, handshake_->parser,
                           [self = session_ref(this)](error_code ec, std::size_t) { self->on_handshake(ec); });
 }
 
@@ -174,7 +176,7 @@ request_info session::make_request_info() const {
   info.path = std::string(target.substr(0, q));
   if (q != std::string_view::npos) info.query = std::string(target.substr(q + 1));
   error_code ec;
-  const auto remote = socket_.remote_endpoint(ec);
+  const auto remote = socket_->remote_endpoint(ec);
   if (!ec) info.remote_address = remote.address().to_string();
   info.headers = http::forwarded_headers(req, home_.config().forward_headers);
   return info;
@@ -266,8 +268,9 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
 
 bool session::adopt_socket() {
   error_code ec;
-  const int fd = socket_.release(ec);
+  const int fd = socket_->release(ec);
   if (ec) return false;
+  socket_.reset();  // nothing of Asio is left per open connection
   if (!home_.poller().add(fd, *this)) {
     ::close(fd);
     return false;
@@ -311,7 +314,7 @@ void session::do_wait_read() {
   if (reading_) return;
   reading_ = true;
   if (!adopted()) {
-    socket_.async_wait(tcp_socket::wait_read, [self = session_ref(this)](error_code ec) { self->on_readable(ec); });
+    socket_->async_wait(tcp_socket::wait_read, [self = session_ref(this)](error_code ec) { self->on_readable(ec); });
     return;
   }
   // The poller reports the next edge; bytes already waiting raise none, so
@@ -328,7 +331,7 @@ void session::on_readable(error_code ec) {
   }
   const auto started = std::chrono::steady_clock::now();
   auto buffer = home_.read_buffer();
-  const timestamped_read r = read_timestamped(adopted() ? fd_ : socket_.native_handle(), buffer, ec);
+  const timestamped_read r = read_timestamped(adopted() ? fd_ : socket_->native_handle(), buffer, ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) return do_wait_read();
   if (ec) return abort();  // EOF or reset: a clean close has already finished us, anything else is 1006
 
@@ -513,7 +516,7 @@ write_result session::write_to_socket(std::span<const std::uint8_t> bytes) {
     n = static_cast<std::size_t>(sent);
   } else {
     error_code ec;
-    n = socket_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+    n = socket_->write_some(asio::buffer(bytes.data(), bytes.size()), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
     if (ec) return {write_result::status::failed, 0};
   }
@@ -537,7 +540,7 @@ void session::do_wait_write() {
     write_waiting_ = true;  // the poller's next EPOLLOUT edge calls on_writable()
     return;
   }
-  socket_.async_wait(tcp_socket::wait_write, [self = session_ref(this)](error_code ec) { self->on_writable(ec); });
+  socket_->async_wait(tcp_socket::wait_write, [self = session_ref(this)](error_code ec) { self->on_writable(ec); });
 }
 
 void session::on_writable(error_code ec) {
@@ -617,7 +620,7 @@ void session::shutdown_send() {
     return;
   }
   error_code ec;
-  socket_.shutdown(tcp_socket::shutdown_send, ec);
+  socket_->shutdown(tcp_socket::shutdown_send, ec);
 }
 
 void session::abort() {
@@ -639,7 +642,7 @@ void session::abort() {
     return;
   }
   error_code ec;
-  socket_.close(ec);  // pending waits complete with operation_aborted and release the session
+  socket_->close(ec);  // pending waits complete with operation_aborted and release the session
 }
 
 void session::on_tick(std::uint64_t now) {
@@ -650,7 +653,7 @@ void session::on_tick(std::uint64_t now) {
       if (handshake_ && handshake_->buffer.size() > 0) {
         const std::string response = http::refusal_response(408, "handshake not completed in time");
         error_code ec;
-        socket_.write_some(asio::buffer(response), ec);
+        socket_->write_some(asio::buffer(response), ec);
       }
       return abort();
     case phase::open:

@@ -181,7 +181,8 @@ class session final : public connection, public poll_target, public ref_counted<
   io_thread& home_;
   // Asio's socket until the handshake is done; then the descriptor alone,
   // in fd_, watched by the thread's socket_poller (see its header for why).
-  tcp_socket socket_;
+  // On the heap, so that an open connection does not carry its 48 bytes.
+  std::unique_ptr<tcp_socket> socket_;
   std::unique_ptr<handshake_state> handshake_;
   ws::message_reader reader_;
   std::unique_ptr<ws::deflater> deflater_;  // server context takeover only, from the first compressed send
