@@ -17,7 +17,9 @@ namespace fg::gateway {
 struct timestamped_read {
   std::size_t bytes = 0;
   // CLOCK_REALTIME nanoseconds of the newest segment read; 0: the kernel
-  // gave none (timestamps off for this socket).
+  // gave none (timestamps off for this socket, or a packet that arrived
+  // before the kernel's deferred switch to stamping took effect, just
+  // after the first socket of the host asked: such reads are not counted).
   std::int64_t received_ns = 0;
 };
 
