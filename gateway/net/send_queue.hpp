@@ -16,8 +16,9 @@
 //        |                                           session mid-turn (a broadcast)
 //        v                                                   v
 //   flush(corked)                                       defer(corked)
-//     deferred?  -> append to the backlog, behind        copy into the backlog; unless a
-//                   the deferred bytes                   write is armed, mark `deferred`
+//     deferred?  -> append to the backlog, behind        copy into the backlog (take a large
+//                   the deferred bytes                   cork whole instead); unless a
+//                                                      write is armed, mark `deferred`
 //     write armed? -> append to the backlog              and have io_thread call
 //     else write straight from the cork (no copy);       flush_deferred() once the turn
 //          the rest goes to the backlog                  ends, after every uncork
@@ -109,8 +110,19 @@ class send_queue {
   // Keeps what was corked (`corked` is not empty) for one write at the end
   // of the turn. True when the owner must schedule flush_deferred(); false
   // when it already is, or an armed write will take the bytes.
-  [[nodiscard]] bool defer(std::span<const std::uint8_t> corked, buffer_pool& pool) {
-    append(corked, pool);
+  // A cork of at least take_whole_bytes, with no backlog yet, becomes the
+  // backlog as it is and `corked` gets a pooled buffer: a worker's replies
+  // to one client are copied once (into the cork), not twice. Smaller ones
+  // are copied, so that a broadcast's many recipients each hold what they
+  // got, not a cork-sized buffer.
+  static constexpr std::size_t take_whole_bytes = 4096;
+  [[nodiscard]] bool defer(byte_buffer& corked, buffer_pool& pool) {
+    if (backlog_.capacity() == 0 && corked.size() >= take_whole_bytes) {
+      backlog_ = std::move(corked);
+      corked = pool.acquire();
+    } else {
+      append(corked.span(), pool);
+    }
     if (writing_ || deferred_) return false;
     deferred_ = true;
     return true;

@@ -493,7 +493,7 @@ void session::send_close_frame(std::uint16_t code, std::string_view reason) {
 
 void session::defer(byte_buffer& corked) {
   if (corked.empty() || phase_ == phase::closed) return;
-  if (queue_.defer(corked.span(), buffer_pool::this_thread())) home_.flush_at_end_of_turn(session_ref(this));
+  if (queue_.defer(corked, buffer_pool::this_thread())) home_.flush_at_end_of_turn(session_ref(this));
 }
 
 void session::flush_deferred() {

@@ -41,8 +41,9 @@ class link_events {
   // A Send read in place (the hot path: no Envelope is built for it). A
   // Send the fast reader declined arrives through on_link_envelope.
   virtual void on_link_send(link_port& link, const fg::link::send_view& send) = 0;
-  // After the envelopes of one read, even if one of them closed the link:
-  // what they made ready can be written.
+  // After the envelopes of one readiness (all the link had, up to a
+  // bound), even if one of them closed the link: what they made ready can
+  // be written.
   virtual void on_link_batch_end() = 0;
   // The link is closed (by either side); `link` is not used after this.
   virtual void on_link_lost(link_port& link, std::string_view why) = 0;

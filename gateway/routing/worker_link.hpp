@@ -48,6 +48,9 @@ class worker_link final : public link_port, public std::enable_shared_from_this<
   [[nodiscard]] std::size_t pending_bytes() const noexcept override { return out_.pending_bytes(); }
 
  private:
+  // Reads of the shared buffer per readiness, at most (see on_readable).
+  static constexpr int kReadsPerTurn = 8;
+
   void do_wait_read();
   void on_readable(boost::system::error_code ec);
   void on_ack(std::uint64_t seq);

@@ -39,7 +39,7 @@ gateway_link::gateway_link(asio::io_context& io, std::uint32_t index, std::strin
       timer_(io),
       backoff_(options.backoff_min, options.backoff_max, backoff_seed(index)),
       decoder_(options.max_envelope),
-      rd_buf_(std::make_unique<std::array<std::uint8_t, 64 * 1024>>()) {
+      rd_buf_(std::make_unique<std::array<std::uint8_t, read_buffer_bytes>>()) {
   hello_.set_link_index(index_);
 }
 

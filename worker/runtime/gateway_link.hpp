@@ -125,7 +125,12 @@ class gateway_link {
   bool logged_waiting_ = false;  // "cannot connect" logged once per outage
 
   fg::link::decoder decoder_;
-  std::unique_ptr<std::array<std::uint8_t, 64 * 1024>> rd_buf_;
+  // Large enough for a whole gateway batch in one read (a busy gateway
+  // thread writes ~100 KiB per turn at 1 KiB messages): the replies then
+  // leave in one write, and each client gets its replies in one TCP write
+  // at the gateway instead of one per piece.
+  static constexpr std::size_t read_buffer_bytes = 256 * 1024;
+  std::unique_ptr<std::array<std::uint8_t, read_buffer_bytes>> rd_buf_;
   bool rd_paused_ = false;  // output above the high-water mark
   fg::link::write_batch wr_batch_;
   std::string fail_reason_;  // set by on_envelope for fail()

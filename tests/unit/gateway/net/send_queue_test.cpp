@@ -60,7 +60,12 @@ buffer_pool pool_of(std::size_t n) {
 class send_queue_test : public ::testing::Test {
  protected:
   next flush(std::string_view bytes) { return q.flush(as_bytes(bytes), pool, sock); }
-  bool defer(std::string_view bytes) { return q.defer(as_bytes(bytes), pool); }
+  // Defers `bytes` from a cork, as io_thread does when the cork moves on.
+  bool defer(std::string_view bytes) {
+    cork.clear();
+    cork.append(as_bytes(bytes));
+    return q.defer(cork, pool);
+  }
   next flush_deferred() { return q.flush_deferred(pool, sock); }
   next writable() { return q.on_writable(pool, sock); }
   // Queues `bytes` behind a socket that takes none of them.
@@ -72,6 +77,7 @@ class send_queue_test : public ::testing::Test {
   send_queue q;
   buffer_pool pool;
   scripted_socket sock;
+  byte_buffer cork;
 };
 
 TEST_F(send_queue_test, a_write_that_takes_everything_queues_nothing) {
@@ -188,6 +194,29 @@ TEST_F(send_queue_test, a_write_armed_during_a_deferred_turn_takes_the_bytes) {
   EXPECT_FALSE(defer("cd"));
   EXPECT_EQ(writable(), next::drained);
   EXPECT_EQ(sock.received, "abcd");
+}
+
+TEST_F(send_queue_test, a_large_cork_is_taken_whole_and_replaced_by_a_pooled_buffer) {
+  const std::string big(send_queue::take_whole_bytes, 'b');
+  pool = pool_of(1);
+  ASSERT_TRUE(defer(big));
+  const std::uint8_t* const taken = cork.data();
+  ASSERT_TRUE(defer(big) == false);  // behind the first: copied
+  EXPECT_NE(cork.data(), taken) << "the cork got another buffer";
+  EXPECT_EQ(pool.pooled(), 0u) << "the pooled one";
+  EXPECT_EQ(q.queued_bytes(), 2 * big.size());
+  EXPECT_EQ(flush_deferred(), next::drained);
+  EXPECT_EQ(sock.calls, 1);
+  EXPECT_EQ(sock.received, big + big);
+}
+
+TEST_F(send_queue_test, a_small_cork_is_copied_and_stays_with_the_thread) {
+  ASSERT_TRUE(defer("small"));
+  const std::uint8_t* const kept = cork.data();
+  ASSERT_FALSE(defer("er"));
+  EXPECT_EQ(cork.data(), kept) << "a broadcast's recipients do not each take a cork-sized buffer";
+  EXPECT_EQ(flush_deferred(), next::drained);
+  EXPECT_EQ(sock.received, "smaller");
 }
 
 TEST_F(send_queue_test, an_empty_queue_always_takes_one_frame) {

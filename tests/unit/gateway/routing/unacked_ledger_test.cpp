@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -80,6 +81,53 @@ TEST(unacked_ledger, payloads_survive_compaction_when_never_fully_acknowledged) 
     total += std::get<2>(rows[k]).size();
   }
   EXPECT_EQ(l.bytes(), total);
+}
+
+// 1 KiB payloads fill many segments, and one larger than a segment gets its
+// own; views stay right while older segments are freed under them.
+TEST(unacked_ledger, payloads_stay_intact_across_segments) {
+  unacked_ledger l;
+  std::deque<std::string> sent;
+  std::uint64_t acked = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string p(i == 150 ? 200 * 1024 : 1024, static_cast<char>('a' + i % 26));
+    p += std::to_string(i);
+    l.record(static_cast<std::uint64_t>(i), false, bytes(p));
+    sent.push_back(std::move(p));
+    if (i % 4 == 3) {  // a quarter acknowledged now and then: always some outstanding
+      acked += 2;
+      l.acknowledge(acked);
+    }
+  }
+  const auto rows = contents(l);
+  ASSERT_EQ(rows.size(), 400 - acked);
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    EXPECT_EQ(std::get<0>(rows[k]), acked + k);
+    ASSERT_EQ(std::get<2>(rows[k]), sent[acked + k]) << "message " << acked + k;
+    total += sent[acked + k].size();
+  }
+  EXPECT_EQ(l.bytes(), total);
+}
+
+// Never fully acknowledged, at a steady pace: the memory held stays a few
+// segments, and nothing is left of the large message once acknowledged.
+TEST(unacked_ledger, holds_bounded_memory_under_steady_load) {
+  unacked_ledger l;
+  const std::string kib(1024, 'k');
+  std::uint64_t acked = 0;
+  for (int i = 0; i < 100000; ++i) {
+    l.record(1, false, bytes(kib));
+    if (i >= 100) l.acknowledge(++acked);  // 100 outstanding
+  }
+  EXPECT_EQ(l.count(), 100u);
+  EXPECT_LE(l.held_bytes(), 4u * 64 * 1024);
+  l.record(1, false, bytes(std::string(1 << 20, 'x')));
+  EXPECT_GE(l.held_bytes(), 1u << 20);
+  l.acknowledge(l.last_seq());
+  EXPECT_EQ(l.count(), 0u);
+  EXPECT_EQ(l.bytes(), 0u);
+  EXPECT_LE(l.held_bytes(), 2u * 64 * 1024) << "the large message's segment is given back";
 }
 
 TEST(unacked_ledger, empty_payloads_are_kept_as_messages) {

@@ -1,0 +1,114 @@
+// worker_link over a real Unix socket pair: what one readiness delivers,
+// and how a link ends.
+#include "gateway/routing/worker_link.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/connect_pair.hpp>
+#include <boost/asio/write.hpp>
+
+#include "common/byte_buffer.hpp"
+#include "common/link/send_encoder.hpp"
+
+namespace fg::gateway {
+namespace {
+
+namespace asio = boost::asio;
+
+// What the route table would see, in order: "send:<conn>", "batch", "lost:<why>".
+class recording_events final : public link_events {
+ public:
+  std::vector<std::string> seen;
+  std::size_t sends = 0;
+  std::size_t batches = 0;
+
+  void on_link_opened(link_port&) override {}
+  void on_link_envelope(link_port&, const framegate::link::Envelope&) override { seen.emplace_back("envelope"); }
+  void on_link_send(link_port&, const fg::link::send_view& send) override {
+    ++sends;
+    send.for_each_recipient([&](std::uint64_t id) { last_conn = id; });
+  }
+  void on_link_batch_end() override {
+    ++batches;
+    seen.push_back("batch after " + std::to_string(sends));
+  }
+  void on_link_lost(link_port&, std::string_view why) override { seen.push_back("lost: " + std::string(why)); }
+
+  std::uint64_t last_conn = 0;
+};
+
+class WorkerLink : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    asio::local::connect_pair(worker_side_, gateway_side_);
+    // Room for a whole reply batch in the socket before the link reads.
+    const int big = 1 << 20;
+    ASSERT_EQ(::setsockopt(worker_side_.native_handle(), SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof big), 0);
+    link_ = std::make_shared<worker_link>(std::move(gateway_side_), events_, read_buffer_, 1 << 20, counters_);
+  }
+
+  // Writes `n` Sends of `size` bytes each to conns 1..n, as one worker write.
+  void worker_writes(std::size_t n, std::size_t size) {
+    byte_buffer out;
+    const std::string payload(size, 'x');
+    for (std::uint64_t id = 1; id <= n; ++id) {
+      const std::array<std::uint64_t, 1> to{id};
+      link::encode_send(out, to, false, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+    }
+    asio::write(worker_side_, asio::buffer(out.data(), out.size()));
+  }
+
+  asio::io_context io_;
+  asio::local::stream_protocol::socket worker_side_{io_};
+  worker_link::socket_type gateway_side_{io_};
+  recording_events events_;
+  std::array<std::uint8_t, 64 * 1024> read_buffer_{};
+  routing_counters counters_;
+  std::shared_ptr<worker_link> link_;
+};
+
+TEST_F(WorkerLink, TakesAReplyLargerThanItsBufferInOneBatch) {
+  // 150 KiB of replies: three reads of the 64 KiB buffer. The route table
+  // flushes clients at each batch end; one batch means each client gets
+  // its replies in one TCP write instead of one per piece.
+  worker_writes(150, 1024);
+  link_->start();
+  io_.run_one();  // the readiness
+  EXPECT_EQ(events_.sends, 150u);
+  EXPECT_EQ(events_.last_conn, 150u);
+  EXPECT_EQ(events_.seen, std::vector<std::string>({"batch after 150"}));
+}
+
+TEST_F(WorkerLink, EndsTheBatchBeforeReportingAClosedWorker) {
+  worker_writes(80, 1024);
+  worker_side_.close();
+  link_->start();
+  io_.run();
+  EXPECT_EQ(events_.sends, 80u);
+  EXPECT_EQ(events_.seen, std::vector<std::string>({"batch after 80", "lost: worker disconnected"}));
+  EXPECT_TRUE(link_->closed());
+}
+
+TEST_F(WorkerLink, ClosesOnBytesThatAreNoEnvelope) {
+  worker_writes(3, 16);
+  const std::array<std::uint8_t, 8> garbage{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  asio::write(worker_side_, asio::buffer(garbage));
+  link_->start();
+  io_.run_one();
+  EXPECT_TRUE(link_->closed());
+  ASSERT_EQ(events_.seen.size(), 2u);
+  EXPECT_EQ(events_.seen[0], "batch after 3");
+  EXPECT_EQ(events_.seen[1].rfind("lost: ", 0), 0u) << events_.seen[1];
+}
+
+}  // namespace
+}  // namespace fg::gateway
