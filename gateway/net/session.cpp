@@ -343,9 +343,9 @@ void session::on_readable(error_code ec) {
     c.receive_wait_ns.observe(static_cast<std::uint64_t>(waited));
   c.socket_read_bytes += r.bytes;
   if (r.bytes == buffer.size()) maybe_readable_ = true;  // the rest raises no new edge
-  const std::uint64_t frames_before = reader_.frames_seen();
+  const std::uint32_t frames_before = reader_.frames_seen();
   consume(buffer.first(r.bytes));
-  c.frames_per_read.observe(reader_.frames_seen() - frames_before);
+  c.frames_per_read.observe(static_cast<std::uint32_t>(reader_.frames_seen() - frames_before));  // modulo 2^32
   home_.uncork();
   c.client_turn_ns.observe(metrics::ns_since(started));
   continue_reading();
