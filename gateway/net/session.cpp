@@ -24,9 +24,11 @@
 #include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/static_files.hpp"
+#include "gateway/limits/token_bucket.hpp"
 #include "gateway/net/broadcast_frames.hpp"
 #include "gateway/net/io_thread.hpp"
 #include "gateway/net/timestamped_read.hpp"
+#include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/frame_writer.hpp"
 #include "gateway/ws/inflater.hpp"
@@ -48,7 +50,29 @@ struct handshake_state {
   beast::http::request_parser<beast::http::empty_body> parser;
 };
 
+// Allocated by the first feature that needs it. The hot paths (send,
+// on_message) then test one pointer when none is in use.
+struct session::cold_state {
+  ws::deflate_params deflate{};            // as negotiated in the handshake; allocated then when enabled
+  held_close held;                         // while phase held
+  std::uint64_t token_expiry_ms = 0;       // the token's exp (plus leeway) on this clock; 0: none
+  std::unique_ptr<ws::deflater> deflater;  // server context takeover only, from the first compressed send
+  // --message-rate or --byte-rate. Apart: a connection that only compresses
+  // does not carry 64 bytes of buckets.
+  struct rate_buckets {
+    token_bucket messages;
+    token_bucket bytes;
+  };
+  std::unique_ptr<rate_buckets> rates;
+};
+
+session::cold_state& session::cold() {
+  if (!cold_) cold_ = std::make_unique<cold_state>();
+  return *cold_;
+}
+
 namespace {
+constexpr ws::deflate_params no_deflate{};
 bool due(std::uint64_t now, std::uint64_t deadline) { return now >= deadline; }
 std::uint64_t ms(std::chrono::milliseconds d) { return static_cast<std::uint64_t>(d.count()); }
 // A connection never leaves its thread, so its reader always borrows from
@@ -162,9 +186,11 @@ void session::on_handshake(error_code ec) {
   const auto rest = handshake_->buffer.data();
   std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
   if (!pipelined.empty()) std::memcpy(pipelined.data(), rest.data(), pipelined.size());
-  deflate_ = verdict.deflate;
-  reader_.enable_deflate(deflate_);  // before the pipelined frames are read
-  if (deflate_.enabled) ++home_.counters().deflate_connections_opened;
+  if (verdict.deflate.enabled) {
+    cold().deflate = verdict.deflate;
+    reader_.enable_deflate(verdict.deflate);  // before the pipelined frames are read
+    ++home_.counters().deflate_connections_opened;
+  }
   accept(http::accept_response(verdict), std::move(info), pipelined);
 }
 
@@ -217,7 +243,7 @@ bool session::authenticate(request_info& info) {
     // Positive (an expired token is refused); capped so that the product cannot overflow.
     constexpr std::int64_t max_left_s = std::int64_t{100} * 365 * 86400;
     const std::int64_t left_s = std::min(*v.who.valid_until_s - now_s, max_left_s);
-    token_expiry_ms_ = home_.now_ms() + static_cast<std::uint64_t>(left_s) * 1000;
+    cold().token_expiry_ms = home_.now_ms() + static_cast<std::uint64_t>(left_s) * 1000;
   }
   return true;
 }
@@ -252,9 +278,9 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
   phase_ = phase::open;
   last_rx_ms_ = home_.now_ms();
   if (const auto& cfg = home_.config(); cfg.message_rate > 0 || cfg.byte_rate > 0)
-    rates_ = std::make_unique<rate_buckets>(
-        rate_buckets{token_bucket(cfg.message_rate, std::max(1.0, cfg.message_rate), last_rx_ms_),
-                     token_bucket(cfg.byte_rate, std::max(1.0, cfg.byte_rate), last_rx_ms_)});
+    cold().rates = std::make_unique<cold_state::rate_buckets>(
+        cold_state::rate_buckets{token_bucket(cfg.message_rate, std::max(1.0, cfg.message_rate), last_rx_ms_),
+                                 token_bucket(cfg.byte_rate, std::max(1.0, cfg.byte_rate), last_rx_ms_)});
   auto& out = home_.cork_for(*this);
   out.append(response.data(), response.size());
   home_.sink().on_open(*this, std::move(info));
@@ -369,7 +395,7 @@ void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
     c.deflate_bytes_in_compressed += reader_.wire_size();
     c.deflate_bytes_in_uncompressed += payload.size();
   }
-  if (rates_ && !within_rate(payload.size())) return;
+  if (cold_ && cold_->rates && !within_rate(payload.size())) return;
   home_.sink().on_message(*this, op, payload);
 }
 
@@ -377,9 +403,10 @@ bool session::within_rate(std::size_t payload_size) {
   const auto& cfg = home_.config();
   const std::uint64_t now = home_.now_ms();
   std::size_t what = 0;  // index of rate_limit_what
-  if (cfg.message_rate > 0 && !rates_->messages.try_take(1, now))
+  auto& rates = *cold_->rates;
+  if (cfg.message_rate > 0 && !rates.messages.try_take(1, now))
     what = 0;
-  else if (cfg.byte_rate > 0 && !rates_->bytes.try_take(static_cast<double>(payload_size), now))
+  else if (cfg.byte_rate > 0 && !rates.bytes.try_take(static_cast<double>(payload_size), now))
     what = 1;
   else
     return true;
@@ -419,7 +446,7 @@ void session::echo_close(std::uint16_t code) {
 bool session::hold(held_close what) {
   if (!home_.sink().hold_close(*this)) return false;
   phase_ = phase::held;
-  held_ = what;
+  cold().held = what;
   ++home_.counters().held_closes[held_reason(what.by_client)];
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   return true;
@@ -430,11 +457,11 @@ bool session::hold(held_close what) {
 void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
   if (phase_ != phase::open && phase_ != phase::held) return;
   count_sent(op, payload.size());
-  if (!deflate_.enabled) return send_frame(op, payload, false);
+  if (!cold_ || !cold_->deflate.enabled) return send_frame(op, payload, false);
   // Room is judged on the uncompressed size, before compressing: with
   // context takeover a message once compressed must also be sent.
   if (!make_room(ws::frame_header_size(payload.size()) + payload.size())) return;
-  if (const auto packed = home_.compressor().compress(payload, deflate_, deflater_))
+  if (const auto packed = home_.compressor().compress(payload, cold_->deflate, cold_->deflater))
     return send_frame(op, *packed, true, true);
   send_frame(op, payload, true);
 }
@@ -447,8 +474,9 @@ void session::send_framed(std::span<const std::uint8_t> frame, ws::opcode op, st
 
 void session::send_shared(broadcast_frames& frames) {
   if (phase_ != phase::open && phase_ != phase::held) return;
-  if (deflate_.server_takeover) return send(frames.op(), frames.payload());
-  send_framed(frames.frame_for(deflate_), frames.op(), frames.payload().size());
+  const ws::deflate_params& deflate = cold_ ? cold_->deflate : no_deflate;
+  if (deflate.server_takeover) return send(frames.op(), frames.payload());
+  send_framed(frames.frame_for(deflate), frames.op(), frames.payload().size());
 }
 
 void session::count_sent(ws::opcode op, std::size_t payload_size) {
@@ -578,11 +606,12 @@ void session::fail(ws::error e) {
 
 void session::release_close() {
   if (phase_ != phase::held) return;
-  if (held_.by_client) {
-    echo_close(held_.code);
+  const held_close& held = cold_->held;  // hold() allocated it
+  if (held.by_client) {
+    echo_close(held.code);
   } else {
-    send_close_frame(held_.code, ws::to_string(held_.error));
-    leave_open(held_.code, close_origin::server);
+    send_close_frame(held.code, ws::to_string(held.error));
+    leave_open(held.code, close_origin::server);
   }
   finish();
   home_.uncork();
@@ -591,8 +620,10 @@ void session::release_close() {
 void session::leave_open(std::uint16_t code, close_origin origin) {
   phase_ = phase::closing;
   ++home_.counters().closed_by_code[close_code_group::of(code)];
-  if (deflate_.enabled) ++home_.counters().deflate_connections_closed;
-  deflater_.reset();  // nothing is compressed once closing
+  if (cold_) {
+    if (cold_->deflate.enabled) ++home_.counters().deflate_connections_closed;
+    cold_->deflater.reset();  // nothing is compressed once closing
+  }
   home_.sink().on_close(*this, code, origin);
   resume_reading();  // a close handshake needs the peer's close frame
 }
@@ -657,7 +688,7 @@ void session::on_tick(std::uint64_t now) {
       }
       return abort();
     case phase::open:
-      if (token_expiry_ms_ != 0 && due(now, token_expiry_ms_)) {
+      if (cold_ && cold_->token_expiry_ms != 0 && due(now, cold_->token_expiry_ms)) {
         ++home_.counters().auth_expired_closes;
         return close(ws::close_code::token_expired, "token expired");
       }
@@ -679,7 +710,7 @@ void session::on_tick(std::uint64_t now) {
     case phase::held:
       if (!due(now, deadline_ms_)) return;
       // The replies did not come in time (a stuck or slow worker): close anyway.
-      ++home_.counters().held_close_timeouts[held_reason(held_.by_client)];
+      ++home_.counters().held_close_timeouts[held_reason(cold_->held.by_client)];
       return release_close();
     case phase::closing:
     case phase::draining:

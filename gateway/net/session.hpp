@@ -26,17 +26,11 @@
 
 #include "common/byte_buffer.hpp"
 #include "common/intrusive_ref.hpp"
-#include "gateway/limits/token_bucket.hpp"
 #include "gateway/net/connection.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/send_queue.hpp"
 #include "gateway/net/socket_poller.hpp"
-#include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/message_reader.hpp"
-
-namespace fg::ws {
-class deflater;
-}
 
 namespace fg::gateway {
 
@@ -123,6 +117,10 @@ class session final : public connection, public poll_target, public ref_counted<
     bool by_client = false;
     ws::error error = ws::error::none;  // not by_client
   };
+  // What most connections never use (see session.cpp); allocated on first
+  // need and kept until the session ends.
+  struct cold_state;
+  cold_state& cold();
 
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
@@ -185,7 +183,6 @@ class session final : public connection, public poll_target, public ref_counted<
   std::unique_ptr<tcp_socket> socket_;
   std::unique_ptr<handshake_state> handshake_;
   ws::message_reader reader_;
-  std::unique_ptr<ws::deflater> deflater_;  // server context takeover only, from the first compressed send
   send_queue queue_;
   std::uint64_t id_;
   // Milliseconds of io_thread::now_ms(): 64 bits, so no timeout an option
@@ -193,8 +190,7 @@ class session final : public connection, public poll_target, public ref_counted<
   std::uint64_t last_rx_ms_ = 0;
   std::uint64_t ping_sent_ms_ = 0;
   std::uint64_t deadline_ms_ = 0;
-  std::uint64_t token_expiry_ms_ = 0;  // the token's exp (plus leeway) on this clock; 0: none
-  int fd_ = -1;                        // see socket_
+  int fd_ = -1;  // see socket_
   phase phase_ = phase::handshake;
   bool reading_ = false;         // a read is wanted on the next readiness
   bool maybe_readable_ = false;  // adopted: bytes may wait that no edge will announce
@@ -203,15 +199,10 @@ class session final : public connection, public poll_target, public ref_counted<
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections (from the accept on)
   bool write_shut_ = false;
-  bool ip_counted_ = false;       // holds a socket of its address's --max-connections-per-ip
-  ws::deflate_params deflate_{};  // as negotiated in the handshake
-  held_close held_;
-  // Only with --message-rate or --byte-rate: a connection without pays a pointer.
-  struct rate_buckets {
-    token_bucket messages;
-    token_bucket bytes;
-  };
-  std::unique_ptr<rate_buckets> rates_;
+  bool ip_counted_ = false;  // holds a socket of its address's --max-connections-per-ip
+  // Null unless permessage-deflate, a token's exp, a held close or a rate
+  // limit needs it: a connection without them pays one pointer for all.
+  std::unique_ptr<cold_state> cold_;
   // While paused no wait is pending, so nothing else keeps the session alive.
   session_ref paused_self_;
   // While the poller watches the socket: nothing else keeps the session alive.
