@@ -694,7 +694,7 @@ void session::on_tick(std::uint64_t now) {
       }
       if (paused_) return;  // not reading: silence is ours, not the client's
       if (ping_outstanding_) {
-        if (due(now, ping_sent_ms_ + ms(cfg.pong_timeout))) {
+        if (due(now, deadline_ms_)) {
           ++home_.counters().pong_timeouts;
           send_close_frame(ws::close_code::internal_error, "pong timeout");
           leave_open(ws::close_code::internal_error, close_origin::server);
@@ -702,7 +702,7 @@ void session::on_tick(std::uint64_t now) {
         }
       } else if (due(now, last_rx_ms_ + ms(cfg.idle_ping))) {
         ping_outstanding_ = true;
-        ping_sent_ms_ = now;
+        deadline_ms_ = now + ms(cfg.pong_timeout);
         ++home_.counters().pings_sent;
         send_frame(ws::opcode::ping, {}, true);
       }

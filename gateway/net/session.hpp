@@ -188,7 +188,11 @@ class session final : public connection, public poll_target, public ref_counted<
   // Milliseconds of io_thread::now_ms(): 64 bits, so no timeout an option
   // allows can wrap (32-bit milliseconds wrap after 24.8 days).
   std::uint64_t last_rx_ms_ = 0;
-  std::uint64_t ping_sent_ms_ = 0;
+  // When the current wait ends: the handshake, the pong of the outstanding
+  // ping (open), the replies to a held close, the peer's close frame, EOF.
+  // One field serves them all, as no two overlap: the pong's is set when
+  // the ping goes out (only while open), and every phase after open sets
+  // its own on entry.
   std::uint64_t deadline_ms_ = 0;
   int fd_ = -1;  // see socket_
   phase phase_ = phase::handshake;
