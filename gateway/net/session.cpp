@@ -322,8 +322,7 @@ void session::continue_reading() {
   // pending wait keeps it alive and notices the peer vanishing.
   if (phase_ == phase::closed) return;
   if (phase_ == phase::open && !home_.sink().can_read(*this)) {
-    paused_ = true;  // the sink calls resume_reading() when its downstream has room
-    paused_self_ = session_ref(this);
+    paused_ = true;  // the sink calls resume_reading() when its downstream has room; polled_self_ keeps us
     return;
   }
   do_wait_read();
@@ -332,7 +331,6 @@ void session::continue_reading() {
 void session::resume_reading() {
   if (!paused_) return;
   paused_ = false;
-  const auto keep = std::move(paused_self_);
   if (phase_ != phase::closed) do_wait_read();
 }
 
@@ -656,7 +654,6 @@ void session::shutdown_send() {
 
 void session::abort() {
   if (phase_ == phase::closed) return;
-  const auto keep = std::move(paused_self_);  // outlive this call even if it was the last reference
   if (phase_ == phase::open || phase_ == phase::held) leave_open(ws::close_code::abnormal, close_origin::network);
   phase_ = phase::closed;
   // handshake_ stays: a pending HTTP read still writes into its buffer when it

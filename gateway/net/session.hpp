@@ -42,13 +42,15 @@ using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost:
 
 class session;
 // What keeps a session alive: the thread that accepted it until start()
-// returns, each pending wait, a pause, a deferred flush. The last one
-// deletes it.
+// returns, each pending Asio wait (until the handshake ends), the poller
+// while it watches the socket (from then on), a deferred flush. The last
+// one deletes it.
 using session_ref = intrusive_ref<session>;
 
 // Sessions are counted intrusively rather than with enable_shared_from_this
 // (see common/intrusive_ref.hpp): an idle connection pays 4 bytes for its
-// count instead of 48 (weak pointer, control block, paused_self_).
+// count instead of 32 (weak pointer, control block), and 8 for a handle to
+// itself instead of 16.
 class session final : public connection, public poll_target, public ref_counted<session> {
  public:
   session(io_thread& home, tcp_socket socket);
@@ -207,9 +209,9 @@ class session final : public connection, public poll_target, public ref_counted<
   // Null unless permessage-deflate, a token's exp, a held close or a rate
   // limit needs it: a connection without them pays one pointer for all.
   std::unique_ptr<cold_state> cold_;
-  // While paused no wait is pending, so nothing else keeps the session alive.
-  session_ref paused_self_;
-  // While the poller watches the socket: nothing else keeps the session alive.
+  // While the poller watches the socket: nothing else keeps the session
+  // alive, not even while paused (no read wanted). Only an open session
+  // pauses, and it is open only once adopted, so this is all a pause needs.
   session_ref polled_self_;
 
  public:
