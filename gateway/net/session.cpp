@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include <boost/asio/post.hpp>
@@ -40,15 +41,27 @@ namespace beast = boost::beast;
 using boost::system::error_code;
 
 // Lives only until the handshake is done, so an open connection pays
-// nothing for HTTP parsing.
+// nothing for Asio's socket (48 bytes) or HTTP parsing.
 struct handshake_state {
-  explicit handshake_state(std::size_t max_header_bytes) : buffer(max_header_bytes + 64 * 1024) {
-    parser.header_limit(static_cast<std::uint32_t>(max_header_bytes));
-    parser.body_limit(0);
+  handshake_state(tcp_socket s, std::size_t max_header_bytes) : socket(std::move(s)) {
+    request.emplace(max_header_bytes);
   }
-  beast::flat_buffer buffer;
-  beast::http::request_parser<beast::http::empty_body> parser;
+  tcp_socket socket;
+  struct http_request {
+    explicit http_request(std::size_t max_header_bytes) : buffer(max_header_bytes + 64 * 1024) {
+      parser.header_limit(static_cast<std::uint32_t>(max_header_bytes));
+      parser.body_limit(0);
+    }
+    beast::flat_buffer buffer;
+    beast::http::request_parser<beast::http::empty_body> parser;
+  };
+  // Freed once answered (respond): a socket that gets an HTTP answer
+  // instead of an upgrade lingers until the client has read it, at most
+  // --close-timeout, and needs its request no more.
+  std::optional<http_request> request;
 };
+
+tcp_socket& session::socket() const noexcept { return handshake_->socket; }
 
 // Allocated by the first feature that needs it. The hot paths (send,
 // on_message) then test one pointer when none is in use.
@@ -82,7 +95,7 @@ ws::reader_pools thread_pools() { return {buffer_pool::this_thread(), ws::inflat
 
 session::session(io_thread& home, tcp_socket socket)
     : home_(home),
-      socket_(std::make_unique<tcp_socket>(std::move(socket))),
+      handshake_(std::make_unique<handshake_state>(std::move(socket), home.config().max_header_bytes)),
       id_(home.shared().next_session_id.fetch_add(1)) {
   home_.add(*this);
 }
@@ -102,13 +115,12 @@ session::~session() {
 void session::start() {
   const auto& cfg = home_.config();
   error_code ec;
-  socket_->set_option(asio::ip::tcp::no_delay(true), ec);
-  if (cfg.rcvbuf > 0) socket_->set_option(asio::socket_base::receive_buffer_size(cfg.rcvbuf), ec);
-  if (cfg.sndbuf > 0) socket_->set_option(asio::socket_base::send_buffer_size(cfg.sndbuf), ec);
-  socket_->non_blocking(true, ec);
+  socket().set_option(asio::ip::tcp::no_delay(true), ec);
+  if (cfg.rcvbuf > 0) socket().set_option(asio::socket_base::receive_buffer_size(cfg.rcvbuf), ec);
+  if (cfg.sndbuf > 0) socket().set_option(asio::socket_base::send_buffer_size(cfg.sndbuf), ec);
+  socket().non_blocking(true, ec);
   if (ec) return abort();
-  if (cfg.receive_timestamps) enable_receive_timestamps(socket_->native_handle());
-  handshake_ = std::make_unique<handshake_state>(cfg.max_header_bytes);
+  if (cfg.receive_timestamps) enable_receive_timestamps(socket().native_handle());
   deadline_ms_ = home_.now_ms() + ms(cfg.handshake_timeout);
   // A socket holds a slot of --max-connections from its accept on: sockets
   // that never finish their handshake cost memory and descriptors too.
@@ -124,7 +136,7 @@ void session::start() {
 
 bool session::admit_address() {
   error_code ec;
-  const auto remote = socket_->remote_endpoint(ec);
+  const auto remote = socket().remote_endpoint(ec);
   if (ec) return true;  // gone already: the first read fails
   const auto a = home_.shared().per_ip->admit(remote.address(), home_.now_ms());
   if (a.what == per_ip_limits::verdict::admitted) {
@@ -149,7 +161,8 @@ bool session::admit_address() {
 // ---------------------------------------------------------------- handshake
 
 void session::do_read_handshake() {
-  beast::http::async_read(*socket_, handshake_->buffer, handshake_->parser,
+  auto& req = *handshake_->request;
+  beast::http::async_read(socket(), req.buffer, req.parser,
                           [self = session_ref(this)](error_code ec, std::size_t) { self->on_handshake(ec); });
 }
 
@@ -159,8 +172,9 @@ void session::on_handshake(error_code ec) {
   // With --static-dir, a request that does not ask for a WebSocket gets a
   // file. Only asked once the header is whole: no error, or a body (Beast
   // checks the body limit after the last header field).
+  const auto& req = *handshake_->request;
   const auto plain = [&] {
-    return !cfg.static_dir.empty() && http::static_files::is_plain_request(handshake_->parser.get().base());
+    return !cfg.static_dir.empty() && http::static_files::is_plain_request(req.parser.get().base());
   };
   if (ec == beast::http::error::header_limit) return refuse(431, "request header block too large");
   if (ec == beast::http::error::body_limit) {
@@ -173,7 +187,7 @@ void session::on_handshake(error_code ec) {
   if (ec) return refuse(400, "malformed HTTP request");
   if (plain()) return serve_static();
 
-  const auto verdict = http::evaluate_handshake(handshake_->parser.get().base(), cfg.handshake);
+  const auto verdict = http::evaluate_handshake(req.parser.get().base(), cfg.handshake);
   if (!verdict.accepted()) return refuse(verdict.status, verdict.reason);
 
   request_info info = make_request_info();
@@ -183,7 +197,7 @@ void session::on_handshake(error_code ec) {
   if (const unsigned status = home_.sink().admit(info, why); status != 0) return refuse(status, why);
 
   // Bytes the client sent after its request (frames, pipelined) are kept.
-  const auto rest = handshake_->buffer.data();
+  const auto rest = req.buffer.data();
   std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
   if (!pipelined.empty()) std::memcpy(pipelined.data(), rest.data(), pipelined.size());
   if (verdict.deflate.enabled) {
@@ -195,14 +209,14 @@ void session::on_handshake(error_code ec) {
 }
 
 request_info session::make_request_info() const {
-  const auto& req = handshake_->parser.get();
+  const auto& req = handshake_->request->parser.get();
   request_info info;
   const std::string_view target(req.target().data(), req.target().size());
   const auto q = target.find('?');
   info.path = std::string(target.substr(0, q));
   if (q != std::string_view::npos) info.query = std::string(target.substr(q + 1));
   error_code ec;
-  const auto remote = socket_->remote_endpoint(ec);
+  const auto remote = socket().remote_endpoint(ec);
   if (!ec) info.remote_address = remote.address().to_string();
   info.headers = http::forwarded_headers(req, home_.config().forward_headers);
   return info;
@@ -218,7 +232,7 @@ void session::refuse(unsigned status, std::string_view reason, std::uint64_t ret
 
 bool session::authenticate(request_info& info) {
   const auto& cfg = home_.config();
-  const auto authorization = handshake_->parser.get()[beast::http::field::authorization];
+  const auto authorization = handshake_->request->parser.get()[beast::http::field::authorization];
   const auto token = auth::find_token({authorization.data(), authorization.size()}, info.query);
   if (!token && cfg.allow_anonymous) return true;
   const auto now = std::chrono::system_clock::now();
@@ -249,7 +263,7 @@ bool session::authenticate(request_info& info) {
 }
 
 void session::serve_static() {
-  const auto& req = handshake_->parser.get();
+  const auto& req = handshake_->request->parser.get();
   const bool head = req.method() == beast::http::verb::head;
   http::static_files::result r;
   if (head || req.method() == beast::http::verb::get)
@@ -262,7 +276,7 @@ void session::serve_static() {
 void session::respond(std::string_view response) {
   auto& out = home_.cork_for(*this);
   out.append(response.data(), response.size());
-  handshake_.reset();
+  handshake_->request.reset();
   phase_ = phase::draining;
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   home_.uncork();
@@ -274,7 +288,7 @@ void session::respond(std::string_view response) {
 void session::accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined) {
   if (!adopt_socket()) return abort();
   ++home_.counters().connections_opened;
-  handshake_.reset();
+  handshake_.reset();  // nothing of Asio is left per open connection
   phase_ = phase::open;
   last_rx_ms_ = home_.now_ms();
   if (const auto& cfg = home_.config(); cfg.message_rate > 0 || cfg.byte_rate > 0)
@@ -294,9 +308,8 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
 
 bool session::adopt_socket() {
   error_code ec;
-  const int fd = socket_->release(ec);
+  const int fd = socket().release(ec);
   if (ec) return false;
-  socket_.reset();  // nothing of Asio is left per open connection
   if (!home_.poller().add(fd, *this)) {
     ::close(fd);
     return false;
@@ -338,7 +351,7 @@ void session::do_wait_read() {
   if (reading_) return;
   reading_ = true;
   if (!adopted()) {
-    socket_->async_wait(tcp_socket::wait_read, [self = session_ref(this)](error_code ec) { self->on_readable(ec); });
+    socket().async_wait(tcp_socket::wait_read, [self = session_ref(this)](error_code ec) { self->on_readable(ec); });
     return;
   }
   // The poller reports the next edge; bytes already waiting raise none, so
@@ -355,7 +368,7 @@ void session::on_readable(error_code ec) {
   }
   const auto started = std::chrono::steady_clock::now();
   auto buffer = home_.read_buffer();
-  const timestamped_read r = read_timestamped(adopted() ? fd_ : socket_->native_handle(), buffer, ec);
+  const timestamped_read r = read_timestamped(adopted() ? fd_ : socket().native_handle(), buffer, ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) return do_wait_read();
   if (ec) return abort();  // EOF or reset: a clean close has already finished us, anything else is 1006
 
@@ -542,7 +555,7 @@ write_result session::write_to_socket(std::span<const std::uint8_t> bytes) {
     n = static_cast<std::size_t>(sent);
   } else {
     error_code ec;
-    n = socket_->write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+    n = socket().write_some(asio::buffer(bytes.data(), bytes.size()), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
     if (ec) return {write_result::status::failed, 0};
   }
@@ -566,7 +579,7 @@ void session::do_wait_write() {
     write_waiting_ = true;  // the poller's next EPOLLOUT edge calls on_writable()
     return;
   }
-  socket_->async_wait(tcp_socket::wait_write, [self = session_ref(this)](error_code ec) { self->on_writable(ec); });
+  socket().async_wait(tcp_socket::wait_write, [self = session_ref(this)](error_code ec) { self->on_writable(ec); });
 }
 
 void session::on_writable(error_code ec) {
@@ -649,7 +662,7 @@ void session::shutdown_send() {
     return;
   }
   error_code ec;
-  socket_->shutdown(tcp_socket::shutdown_send, ec);
+  socket().shutdown(tcp_socket::shutdown_send, ec);
 }
 
 void session::abort() {
@@ -670,7 +683,7 @@ void session::abort() {
     return;
   }
   error_code ec;
-  socket_->close(ec);  // pending waits complete with operation_aborted and release the session
+  socket().close(ec);  // pending waits complete with operation_aborted and release the session
 }
 
 void session::on_tick(std::uint64_t now) {
@@ -678,10 +691,10 @@ void session::on_tick(std::uint64_t now) {
   switch (phase_) {
     case phase::handshake:
       if (!due(now, deadline_ms_)) return;
-      if (handshake_ && handshake_->buffer.size() > 0) {
+      if (handshake_->request->buffer.size() > 0) {
         const std::string response = http::refusal_response(408, "handshake not completed in time");
         error_code ec;
-        socket_->write_some(asio::buffer(response), ec);
+        socket().write_some(asio::buffer(response), ec);
       }
       return abort();
     case phase::open:

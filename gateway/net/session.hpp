@@ -142,6 +142,7 @@ class session final : public connection, public poll_target, public ref_counted<
   // At the handshake's end: the socket leaves Asio for the thread's poller.
   bool adopt_socket();
   [[nodiscard]] bool adopted() const noexcept { return fd_ >= 0; }
+  tcp_socket& socket() const noexcept;  // Asio's, until adopted (in handshake_)
   void do_wait_read();
   void on_readable(boost::system::error_code ec);
   void consume(std::span<std::uint8_t> bytes);
@@ -179,10 +180,10 @@ class session final : public connection, public poll_target, public ref_counted<
   // connection's memory. This one first, in the 4 bytes after the count.
   std::uint32_t ip_slot_ = 0;  // per_ip_limits slot, when ip_counted_
   io_thread& home_;
-  // Asio's socket until the handshake is done; then the descriptor alone,
-  // in fd_, watched by the thread's socket_poller (see its header for why).
-  // On the heap, so that an open connection does not carry its 48 bytes.
-  std::unique_ptr<tcp_socket> socket_;
+  // Asio's socket and the HTTP request until the handshake is done; then
+  // the descriptor alone, in fd_, watched by the thread's socket_poller
+  // (see its header for why). A socket answered without an upgrade keeps
+  // it until closed.
   std::unique_ptr<handshake_state> handshake_;
   ws::message_reader reader_;
   send_queue queue_;
@@ -196,7 +197,7 @@ class session final : public connection, public poll_target, public ref_counted<
   // the ping goes out (only while open), and every phase after open sets
   // its own on entry.
   std::uint64_t deadline_ms_ = 0;
-  int fd_ = -1;  // see socket_
+  int fd_ = -1;  // see handshake_
   phase phase_ = phase::handshake;
   bool reading_ = false;         // a read is wanted on the next readiness
   bool maybe_readable_ = false;  // adopted: bytes may wait that no edge will announce
