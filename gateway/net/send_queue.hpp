@@ -43,6 +43,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 #include "common/buffer_pool.hpp"
@@ -160,11 +161,16 @@ class send_queue {
   next write_backlog(buffer_pool& pool, Writer& write) {
     const write_result r = write(std::span<const std::uint8_t>(backlog_.data() + head_, queued_bytes()));
     if (r.what == write_result::status::failed) return next::failed;
-    if (r.what == write_result::status::written) head_ += r.bytes;
-    if (head_ < backlog_.size()) {
-      if (head_ > backlog_.size() / 2) {  // compact now and then, not on every partial write
-        backlog_.consume(head_);
+    const std::size_t head = head_ + (r.what == write_result::status::written ? r.bytes : 0);
+    if (head < backlog_.size()) {
+      // Compact now and then, not on every partial write; and before the
+      // offset outgrows its 32 bits (a backlog past 4 GiB: one huge frame,
+      // or a --max-send-queue that large).
+      if (head > backlog_.size() / 2 || head > max_head) {
+        backlog_.consume(head);
         head_ = 0;
+      } else {
+        head_ = static_cast<std::uint32_t>(head);
       }
       return arm_write();
     }
@@ -172,10 +178,13 @@ class send_queue {
     return next::drained;
   }
 
-  byte_buffer backlog_;    // borrowed from the pool while it holds bytes
-  std::size_t head_ = 0;   // backlog_ bytes before it are written
-  bool writing_ = false;   // a wait for writability is armed
-  bool deferred_ = false;  // backlog_ holds bytes no write is armed for yet (see defer)
+  // 32 bits, so that the queue fits 32 bytes of every connection's session.
+  static constexpr std::size_t max_head = std::numeric_limits<std::uint32_t>::max();
+
+  byte_buffer backlog_;     // borrowed from the pool while it holds bytes
+  std::uint32_t head_ = 0;  // backlog_ bytes before it are written
+  bool writing_ = false;    // a wait for writability is armed
+  bool deferred_ = false;   // backlog_ holds bytes no write is armed for yet (see defer)
 };
 
 }  // namespace fg::gateway

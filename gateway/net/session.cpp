@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include <boost/asio/post.hpp>
@@ -24,9 +25,11 @@
 #include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/static_files.hpp"
+#include "gateway/limits/token_bucket.hpp"
 #include "gateway/net/broadcast_frames.hpp"
 #include "gateway/net/io_thread.hpp"
 #include "gateway/net/timestamped_read.hpp"
+#include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/frame_writer.hpp"
 #include "gateway/ws/inflater.hpp"
@@ -38,17 +41,51 @@ namespace beast = boost::beast;
 using boost::system::error_code;
 
 // Lives only until the handshake is done, so an open connection pays
-// nothing for HTTP parsing.
+// nothing for Asio's socket (48 bytes) or HTTP parsing.
 struct handshake_state {
-  explicit handshake_state(std::size_t max_header_bytes) : buffer(max_header_bytes + 64 * 1024) {
-    parser.header_limit(static_cast<std::uint32_t>(max_header_bytes));
-    parser.body_limit(0);
+  handshake_state(tcp_socket s, std::size_t max_header_bytes) : socket(std::move(s)) {
+    request.emplace(max_header_bytes);
   }
-  beast::flat_buffer buffer;
-  beast::http::request_parser<beast::http::empty_body> parser;
+  tcp_socket socket;
+  struct http_request {
+    explicit http_request(std::size_t max_header_bytes) : buffer(max_header_bytes + 64 * 1024) {
+      parser.header_limit(static_cast<std::uint32_t>(max_header_bytes));
+      parser.body_limit(0);
+    }
+    beast::flat_buffer buffer;
+    beast::http::request_parser<beast::http::empty_body> parser;
+  };
+  // Freed once answered (respond): a socket that gets an HTTP answer
+  // instead of an upgrade lingers until the client has read it, at most
+  // --close-timeout, and needs its request no more.
+  std::optional<http_request> request;
 };
 
+tcp_socket& session::socket() const noexcept { return handshake_->socket; }
+
+// Allocated by the first feature that needs it. The hot paths (send,
+// on_message) then test one pointer when none is in use.
+struct session::cold_state {
+  ws::deflate_params deflate{};            // as negotiated in the handshake; allocated then when enabled
+  held_close held;                         // while phase held
+  std::uint64_t token_expiry_ms = 0;       // the token's exp (plus leeway) on this clock; 0: none
+  std::unique_ptr<ws::deflater> deflater;  // server context takeover only, from the first compressed send
+  // --message-rate or --byte-rate. Apart: a connection that only compresses
+  // does not carry 64 bytes of buckets.
+  struct rate_buckets {
+    token_bucket messages;
+    token_bucket bytes;
+  };
+  std::unique_ptr<rate_buckets> rates;
+};
+
+session::cold_state& session::cold() {
+  if (!cold_) cold_ = std::make_unique<cold_state>();
+  return *cold_;
+}
+
 namespace {
+constexpr ws::deflate_params no_deflate{};
 bool due(std::uint64_t now, std::uint64_t deadline) { return now >= deadline; }
 std::uint64_t ms(std::chrono::milliseconds d) { return static_cast<std::uint64_t>(d.count()); }
 // A connection never leaves its thread, so its reader always borrows from
@@ -58,7 +95,7 @@ ws::reader_pools thread_pools() { return {buffer_pool::this_thread(), ws::inflat
 
 session::session(io_thread& home, tcp_socket socket)
     : home_(home),
-      socket_(std::make_unique<tcp_socket>(std::move(socket))),
+      handshake_(std::make_unique<handshake_state>(std::move(socket), home.config().max_header_bytes)),
       id_(home.shared().next_session_id.fetch_add(1)) {
   home_.add(*this);
 }
@@ -78,13 +115,12 @@ session::~session() {
 void session::start() {
   const auto& cfg = home_.config();
   error_code ec;
-  socket_->set_option(asio::ip::tcp::no_delay(true), ec);
-  if (cfg.rcvbuf > 0) socket_->set_option(asio::socket_base::receive_buffer_size(cfg.rcvbuf), ec);
-  if (cfg.sndbuf > 0) socket_->set_option(asio::socket_base::send_buffer_size(cfg.sndbuf), ec);
-  socket_->non_blocking(true, ec);
+  socket().set_option(asio::ip::tcp::no_delay(true), ec);
+  if (cfg.rcvbuf > 0) socket().set_option(asio::socket_base::receive_buffer_size(cfg.rcvbuf), ec);
+  if (cfg.sndbuf > 0) socket().set_option(asio::socket_base::send_buffer_size(cfg.sndbuf), ec);
+  socket().non_blocking(true, ec);
   if (ec) return abort();
-  if (cfg.receive_timestamps) enable_receive_timestamps(socket_->native_handle());
-  handshake_ = std::make_unique<handshake_state>(cfg.max_header_bytes);
+  if (cfg.receive_timestamps) enable_receive_timestamps(socket().native_handle());
   deadline_ms_ = home_.now_ms() + ms(cfg.handshake_timeout);
   // A socket holds a slot of --max-connections from its accept on: sockets
   // that never finish their handshake cost memory and descriptors too.
@@ -100,7 +136,7 @@ void session::start() {
 
 bool session::admit_address() {
   error_code ec;
-  const auto remote = socket_->remote_endpoint(ec);
+  const auto remote = socket().remote_endpoint(ec);
   if (ec) return true;  // gone already: the first read fails
   const auto a = home_.shared().per_ip->admit(remote.address(), home_.now_ms());
   if (a.what == per_ip_limits::verdict::admitted) {
@@ -125,7 +161,8 @@ bool session::admit_address() {
 // ---------------------------------------------------------------- handshake
 
 void session::do_read_handshake() {
-  beast::http::async_read(*socket_, handshake_->buffer, handshake_->parser,
+  auto& req = *handshake_->request;
+  beast::http::async_read(socket(), req.buffer, req.parser,
                           [self = session_ref(this)](error_code ec, std::size_t) { self->on_handshake(ec); });
 }
 
@@ -135,8 +172,9 @@ void session::on_handshake(error_code ec) {
   // With --static-dir, a request that does not ask for a WebSocket gets a
   // file. Only asked once the header is whole: no error, or a body (Beast
   // checks the body limit after the last header field).
+  const auto& req = *handshake_->request;
   const auto plain = [&] {
-    return !cfg.static_dir.empty() && http::static_files::is_plain_request(handshake_->parser.get().base());
+    return !cfg.static_dir.empty() && http::static_files::is_plain_request(req.parser.get().base());
   };
   if (ec == beast::http::error::header_limit) return refuse(431, "request header block too large");
   if (ec == beast::http::error::body_limit) {
@@ -149,7 +187,7 @@ void session::on_handshake(error_code ec) {
   if (ec) return refuse(400, "malformed HTTP request");
   if (plain()) return serve_static();
 
-  const auto verdict = http::evaluate_handshake(handshake_->parser.get().base(), cfg.handshake);
+  const auto verdict = http::evaluate_handshake(req.parser.get().base(), cfg.handshake);
   if (!verdict.accepted()) return refuse(verdict.status, verdict.reason);
 
   request_info info = make_request_info();
@@ -159,24 +197,26 @@ void session::on_handshake(error_code ec) {
   if (const unsigned status = home_.sink().admit(info, why); status != 0) return refuse(status, why);
 
   // Bytes the client sent after its request (frames, pipelined) are kept.
-  const auto rest = handshake_->buffer.data();
+  const auto rest = req.buffer.data();
   std::span<std::uint8_t> pipelined = home_.read_buffer().first(std::min(rest.size(), home_.read_buffer().size()));
   if (!pipelined.empty()) std::memcpy(pipelined.data(), rest.data(), pipelined.size());
-  deflate_ = verdict.deflate;
-  reader_.enable_deflate(deflate_);  // before the pipelined frames are read
-  if (deflate_.enabled) ++home_.counters().deflate_connections_opened;
+  if (verdict.deflate.enabled) {
+    cold().deflate = verdict.deflate;
+    reader_.enable_deflate(verdict.deflate);  // before the pipelined frames are read
+    ++home_.counters().deflate_connections_opened;
+  }
   accept(http::accept_response(verdict), std::move(info), pipelined);
 }
 
 request_info session::make_request_info() const {
-  const auto& req = handshake_->parser.get();
+  const auto& req = handshake_->request->parser.get();
   request_info info;
   const std::string_view target(req.target().data(), req.target().size());
   const auto q = target.find('?');
   info.path = std::string(target.substr(0, q));
   if (q != std::string_view::npos) info.query = std::string(target.substr(q + 1));
   error_code ec;
-  const auto remote = socket_->remote_endpoint(ec);
+  const auto remote = socket().remote_endpoint(ec);
   if (!ec) info.remote_address = remote.address().to_string();
   info.headers = http::forwarded_headers(req, home_.config().forward_headers);
   return info;
@@ -192,7 +232,7 @@ void session::refuse(unsigned status, std::string_view reason, std::uint64_t ret
 
 bool session::authenticate(request_info& info) {
   const auto& cfg = home_.config();
-  const auto authorization = handshake_->parser.get()[beast::http::field::authorization];
+  const auto authorization = handshake_->request->parser.get()[beast::http::field::authorization];
   const auto token = auth::find_token({authorization.data(), authorization.size()}, info.query);
   if (!token && cfg.allow_anonymous) return true;
   const auto now = std::chrono::system_clock::now();
@@ -217,13 +257,13 @@ bool session::authenticate(request_info& info) {
     // Positive (an expired token is refused); capped so that the product cannot overflow.
     constexpr std::int64_t max_left_s = std::int64_t{100} * 365 * 86400;
     const std::int64_t left_s = std::min(*v.who.valid_until_s - now_s, max_left_s);
-    token_expiry_ms_ = home_.now_ms() + static_cast<std::uint64_t>(left_s) * 1000;
+    cold().token_expiry_ms = home_.now_ms() + static_cast<std::uint64_t>(left_s) * 1000;
   }
   return true;
 }
 
 void session::serve_static() {
-  const auto& req = handshake_->parser.get();
+  const auto& req = handshake_->request->parser.get();
   const bool head = req.method() == beast::http::verb::head;
   http::static_files::result r;
   if (head || req.method() == beast::http::verb::get)
@@ -236,7 +276,7 @@ void session::serve_static() {
 void session::respond(std::string_view response) {
   auto& out = home_.cork_for(*this);
   out.append(response.data(), response.size());
-  handshake_.reset();
+  handshake_->request.reset();
   phase_ = phase::draining;
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   home_.uncork();
@@ -248,13 +288,13 @@ void session::respond(std::string_view response) {
 void session::accept(std::string_view response, request_info&& info, std::span<const std::uint8_t> pipelined) {
   if (!adopt_socket()) return abort();
   ++home_.counters().connections_opened;
-  handshake_.reset();
+  handshake_.reset();  // nothing of Asio is left per open connection
   phase_ = phase::open;
   last_rx_ms_ = home_.now_ms();
   if (const auto& cfg = home_.config(); cfg.message_rate > 0 || cfg.byte_rate > 0)
-    rates_ = std::make_unique<rate_buckets>(
-        rate_buckets{token_bucket(cfg.message_rate, std::max(1.0, cfg.message_rate), last_rx_ms_),
-                     token_bucket(cfg.byte_rate, std::max(1.0, cfg.byte_rate), last_rx_ms_)});
+    cold().rates = std::make_unique<cold_state::rate_buckets>(
+        cold_state::rate_buckets{token_bucket(cfg.message_rate, std::max(1.0, cfg.message_rate), last_rx_ms_),
+                                 token_bucket(cfg.byte_rate, std::max(1.0, cfg.byte_rate), last_rx_ms_)});
   auto& out = home_.cork_for(*this);
   out.append(response.data(), response.size());
   home_.sink().on_open(*this, std::move(info));
@@ -268,9 +308,8 @@ void session::accept(std::string_view response, request_info&& info, std::span<c
 
 bool session::adopt_socket() {
   error_code ec;
-  const int fd = socket_->release(ec);
+  const int fd = socket().release(ec);
   if (ec) return false;
-  socket_.reset();  // nothing of Asio is left per open connection
   if (!home_.poller().add(fd, *this)) {
     ::close(fd);
     return false;
@@ -296,8 +335,7 @@ void session::continue_reading() {
   // pending wait keeps it alive and notices the peer vanishing.
   if (phase_ == phase::closed) return;
   if (phase_ == phase::open && !home_.sink().can_read(*this)) {
-    paused_ = true;  // the sink calls resume_reading() when its downstream has room
-    paused_self_ = session_ref(this);
+    paused_ = true;  // the sink calls resume_reading() when its downstream has room; polled_self_ keeps us
     return;
   }
   do_wait_read();
@@ -306,7 +344,6 @@ void session::continue_reading() {
 void session::resume_reading() {
   if (!paused_) return;
   paused_ = false;
-  const auto keep = std::move(paused_self_);
   if (phase_ != phase::closed) do_wait_read();
 }
 
@@ -314,7 +351,7 @@ void session::do_wait_read() {
   if (reading_) return;
   reading_ = true;
   if (!adopted()) {
-    socket_->async_wait(tcp_socket::wait_read, [self = session_ref(this)](error_code ec) { self->on_readable(ec); });
+    socket().async_wait(tcp_socket::wait_read, [self = session_ref(this)](error_code ec) { self->on_readable(ec); });
     return;
   }
   // The poller reports the next edge; bytes already waiting raise none, so
@@ -331,7 +368,7 @@ void session::on_readable(error_code ec) {
   }
   const auto started = std::chrono::steady_clock::now();
   auto buffer = home_.read_buffer();
-  const timestamped_read r = read_timestamped(adopted() ? fd_ : socket_->native_handle(), buffer, ec);
+  const timestamped_read r = read_timestamped(adopted() ? fd_ : socket().native_handle(), buffer, ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) return do_wait_read();
   if (ec) return abort();  // EOF or reset: a clean close has already finished us, anything else is 1006
 
@@ -343,9 +380,9 @@ void session::on_readable(error_code ec) {
     c.receive_wait_ns.observe(static_cast<std::uint64_t>(waited));
   c.socket_read_bytes += r.bytes;
   if (r.bytes == buffer.size()) maybe_readable_ = true;  // the rest raises no new edge
-  const std::uint64_t frames_before = reader_.frames_seen();
+  const std::uint32_t frames_before = reader_.frames_seen();
   consume(buffer.first(r.bytes));
-  c.frames_per_read.observe(reader_.frames_seen() - frames_before);
+  c.frames_per_read.observe(static_cast<std::uint32_t>(reader_.frames_seen() - frames_before));  // modulo 2^32
   home_.uncork();
   c.client_turn_ns.observe(metrics::ns_since(started));
   continue_reading();
@@ -369,7 +406,7 @@ void session::on_message(ws::opcode op, std::span<std::uint8_t> payload) {
     c.deflate_bytes_in_compressed += reader_.wire_size();
     c.deflate_bytes_in_uncompressed += payload.size();
   }
-  if (rates_ && !within_rate(payload.size())) return;
+  if (cold_ && cold_->rates && !within_rate(payload.size())) return;
   home_.sink().on_message(*this, op, payload);
 }
 
@@ -377,9 +414,10 @@ bool session::within_rate(std::size_t payload_size) {
   const auto& cfg = home_.config();
   const std::uint64_t now = home_.now_ms();
   std::size_t what = 0;  // index of rate_limit_what
-  if (cfg.message_rate > 0 && !rates_->messages.try_take(1, now))
+  auto& rates = *cold_->rates;
+  if (cfg.message_rate > 0 && !rates.messages.try_take(1, now))
     what = 0;
-  else if (cfg.byte_rate > 0 && !rates_->bytes.try_take(static_cast<double>(payload_size), now))
+  else if (cfg.byte_rate > 0 && !rates.bytes.try_take(static_cast<double>(payload_size), now))
     what = 1;
   else
     return true;
@@ -419,7 +457,7 @@ void session::echo_close(std::uint16_t code) {
 bool session::hold(held_close what) {
   if (!home_.sink().hold_close(*this)) return false;
   phase_ = phase::held;
-  held_ = what;
+  cold().held = what;
   ++home_.counters().held_closes[held_reason(what.by_client)];
   deadline_ms_ = home_.now_ms() + ms(home_.config().close_timeout);
   return true;
@@ -430,11 +468,11 @@ bool session::hold(held_close what) {
 void session::send(ws::opcode op, std::span<const std::uint8_t> payload) {
   if (phase_ != phase::open && phase_ != phase::held) return;
   count_sent(op, payload.size());
-  if (!deflate_.enabled) return send_frame(op, payload, false);
+  if (!cold_ || !cold_->deflate.enabled) return send_frame(op, payload, false);
   // Room is judged on the uncompressed size, before compressing: with
   // context takeover a message once compressed must also be sent.
   if (!make_room(ws::frame_header_size(payload.size()) + payload.size())) return;
-  if (const auto packed = home_.compressor().compress(payload, deflate_, deflater_))
+  if (const auto packed = home_.compressor().compress(payload, cold_->deflate, cold_->deflater))
     return send_frame(op, *packed, true, true);
   send_frame(op, payload, true);
 }
@@ -447,8 +485,9 @@ void session::send_framed(std::span<const std::uint8_t> frame, ws::opcode op, st
 
 void session::send_shared(broadcast_frames& frames) {
   if (phase_ != phase::open && phase_ != phase::held) return;
-  if (deflate_.server_takeover) return send(frames.op(), frames.payload());
-  send_framed(frames.frame_for(deflate_), frames.op(), frames.payload().size());
+  const ws::deflate_params& deflate = cold_ ? cold_->deflate : no_deflate;
+  if (deflate.server_takeover) return send(frames.op(), frames.payload());
+  send_framed(frames.frame_for(deflate), frames.op(), frames.payload().size());
 }
 
 void session::count_sent(ws::opcode op, std::size_t payload_size) {
@@ -516,7 +555,7 @@ write_result session::write_to_socket(std::span<const std::uint8_t> bytes) {
     n = static_cast<std::size_t>(sent);
   } else {
     error_code ec;
-    n = socket_->write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+    n = socket().write_some(asio::buffer(bytes.data(), bytes.size()), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
     if (ec) return {write_result::status::failed, 0};
   }
@@ -540,7 +579,7 @@ void session::do_wait_write() {
     write_waiting_ = true;  // the poller's next EPOLLOUT edge calls on_writable()
     return;
   }
-  socket_->async_wait(tcp_socket::wait_write, [self = session_ref(this)](error_code ec) { self->on_writable(ec); });
+  socket().async_wait(tcp_socket::wait_write, [self = session_ref(this)](error_code ec) { self->on_writable(ec); });
 }
 
 void session::on_writable(error_code ec) {
@@ -578,11 +617,12 @@ void session::fail(ws::error e) {
 
 void session::release_close() {
   if (phase_ != phase::held) return;
-  if (held_.by_client) {
-    echo_close(held_.code);
+  const held_close& held = cold_->held;  // hold() allocated it
+  if (held.by_client) {
+    echo_close(held.code);
   } else {
-    send_close_frame(held_.code, ws::to_string(held_.error));
-    leave_open(held_.code, close_origin::server);
+    send_close_frame(held.code, ws::to_string(held.error));
+    leave_open(held.code, close_origin::server);
   }
   finish();
   home_.uncork();
@@ -591,8 +631,10 @@ void session::release_close() {
 void session::leave_open(std::uint16_t code, close_origin origin) {
   phase_ = phase::closing;
   ++home_.counters().closed_by_code[close_code_group::of(code)];
-  if (deflate_.enabled) ++home_.counters().deflate_connections_closed;
-  deflater_.reset();  // nothing is compressed once closing
+  if (cold_) {
+    if (cold_->deflate.enabled) ++home_.counters().deflate_connections_closed;
+    cold_->deflater.reset();  // nothing is compressed once closing
+  }
   home_.sink().on_close(*this, code, origin);
   resume_reading();  // a close handshake needs the peer's close frame
 }
@@ -620,12 +662,11 @@ void session::shutdown_send() {
     return;
   }
   error_code ec;
-  socket_->shutdown(tcp_socket::shutdown_send, ec);
+  socket().shutdown(tcp_socket::shutdown_send, ec);
 }
 
 void session::abort() {
   if (phase_ == phase::closed) return;
-  const auto keep = std::move(paused_self_);  // outlive this call even if it was the last reference
   if (phase_ == phase::open || phase_ == phase::held) leave_open(ws::close_code::abnormal, close_origin::network);
   phase_ = phase::closed;
   // handshake_ stays: a pending HTTP read still writes into its buffer when it
@@ -642,7 +683,7 @@ void session::abort() {
     return;
   }
   error_code ec;
-  socket_->close(ec);  // pending waits complete with operation_aborted and release the session
+  socket().close(ec);  // pending waits complete with operation_aborted and release the session
 }
 
 void session::on_tick(std::uint64_t now) {
@@ -650,20 +691,20 @@ void session::on_tick(std::uint64_t now) {
   switch (phase_) {
     case phase::handshake:
       if (!due(now, deadline_ms_)) return;
-      if (handshake_ && handshake_->buffer.size() > 0) {
+      if (handshake_->request->buffer.size() > 0) {
         const std::string response = http::refusal_response(408, "handshake not completed in time");
         error_code ec;
-        socket_->write_some(asio::buffer(response), ec);
+        socket().write_some(asio::buffer(response), ec);
       }
       return abort();
     case phase::open:
-      if (token_expiry_ms_ != 0 && due(now, token_expiry_ms_)) {
+      if (cold_ && cold_->token_expiry_ms != 0 && due(now, cold_->token_expiry_ms)) {
         ++home_.counters().auth_expired_closes;
         return close(ws::close_code::token_expired, "token expired");
       }
       if (paused_) return;  // not reading: silence is ours, not the client's
       if (ping_outstanding_) {
-        if (due(now, ping_sent_ms_ + ms(cfg.pong_timeout))) {
+        if (due(now, deadline_ms_)) {
           ++home_.counters().pong_timeouts;
           send_close_frame(ws::close_code::internal_error, "pong timeout");
           leave_open(ws::close_code::internal_error, close_origin::server);
@@ -671,7 +712,7 @@ void session::on_tick(std::uint64_t now) {
         }
       } else if (due(now, last_rx_ms_ + ms(cfg.idle_ping))) {
         ping_outstanding_ = true;
-        ping_sent_ms_ = now;
+        deadline_ms_ = now + ms(cfg.pong_timeout);
         ++home_.counters().pings_sent;
         send_frame(ws::opcode::ping, {}, true);
       }
@@ -679,7 +720,7 @@ void session::on_tick(std::uint64_t now) {
     case phase::held:
       if (!due(now, deadline_ms_)) return;
       // The replies did not come in time (a stuck or slow worker): close anyway.
-      ++home_.counters().held_close_timeouts[held_reason(held_.by_client)];
+      ++home_.counters().held_close_timeouts[held_reason(cold_->held.by_client)];
       return release_close();
     case phase::closing:
     case phase::draining:

@@ -26,17 +26,11 @@
 
 #include "common/byte_buffer.hpp"
 #include "common/intrusive_ref.hpp"
-#include "gateway/limits/token_bucket.hpp"
 #include "gateway/net/connection.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/send_queue.hpp"
 #include "gateway/net/socket_poller.hpp"
-#include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/message_reader.hpp"
-
-namespace fg::ws {
-class deflater;
-}
 
 namespace fg::gateway {
 
@@ -48,13 +42,15 @@ using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost:
 
 class session;
 // What keeps a session alive: the thread that accepted it until start()
-// returns, each pending wait, a pause, a deferred flush. The last one
-// deletes it.
+// returns, each pending Asio wait (until the handshake ends), the poller
+// while it watches the socket (from then on), a deferred flush. The last
+// one deletes it.
 using session_ref = intrusive_ref<session>;
 
 // Sessions are counted intrusively rather than with enable_shared_from_this
 // (see common/intrusive_ref.hpp): an idle connection pays 4 bytes for its
-// count instead of 48 (weak pointer, control block, paused_self_).
+// count instead of 32 (weak pointer, control block), and 8 for a handle to
+// itself instead of 16.
 class session final : public connection, public poll_target, public ref_counted<session> {
  public:
   session(io_thread& home, tcp_socket socket);
@@ -123,6 +119,10 @@ class session final : public connection, public poll_target, public ref_counted<
     bool by_client = false;
     ws::error error = ws::error::none;  // not by_client
   };
+  // What most connections never use (see session.cpp); allocated on first
+  // need and kept until the session ends.
+  struct cold_state;
+  cold_state& cold();
 
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
@@ -142,6 +142,7 @@ class session final : public connection, public poll_target, public ref_counted<
   // At the handshake's end: the socket leaves Asio for the thread's poller.
   bool adopt_socket();
   [[nodiscard]] bool adopted() const noexcept { return fd_ >= 0; }
+  tcp_socket& socket() const noexcept;  // Asio's, until adopted (in handshake_)
   void do_wait_read();
   void on_readable(boost::system::error_code ec);
   void consume(std::span<std::uint8_t> bytes);
@@ -179,22 +180,24 @@ class session final : public connection, public poll_target, public ref_counted<
   // connection's memory. This one first, in the 4 bytes after the count.
   std::uint32_t ip_slot_ = 0;  // per_ip_limits slot, when ip_counted_
   io_thread& home_;
-  // Asio's socket until the handshake is done; then the descriptor alone,
-  // in fd_, watched by the thread's socket_poller (see its header for why).
-  // On the heap, so that an open connection does not carry its 48 bytes.
-  std::unique_ptr<tcp_socket> socket_;
+  // Asio's socket and the HTTP request until the handshake is done; then
+  // the descriptor alone, in fd_, watched by the thread's socket_poller
+  // (see its header for why). A socket answered without an upgrade keeps
+  // it until closed.
   std::unique_ptr<handshake_state> handshake_;
   ws::message_reader reader_;
-  std::unique_ptr<ws::deflater> deflater_;  // server context takeover only, from the first compressed send
   send_queue queue_;
   std::uint64_t id_;
   // Milliseconds of io_thread::now_ms(): 64 bits, so no timeout an option
   // allows can wrap (32-bit milliseconds wrap after 24.8 days).
   std::uint64_t last_rx_ms_ = 0;
-  std::uint64_t ping_sent_ms_ = 0;
+  // When the current wait ends: the handshake, the pong of the outstanding
+  // ping (open), the replies to a held close, the peer's close frame, EOF.
+  // One field serves them all, as no two overlap: the pong's is set when
+  // the ping goes out (only while open), and every phase after open sets
+  // its own on entry.
   std::uint64_t deadline_ms_ = 0;
-  std::uint64_t token_expiry_ms_ = 0;  // the token's exp (plus leeway) on this clock; 0: none
-  int fd_ = -1;                        // see socket_
+  int fd_ = -1;  // see handshake_
   phase phase_ = phase::handshake;
   bool reading_ = false;         // a read is wanted on the next readiness
   bool maybe_readable_ = false;  // adopted: bytes may wait that no edge will announce
@@ -203,18 +206,13 @@ class session final : public connection, public poll_target, public ref_counted<
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections (from the accept on)
   bool write_shut_ = false;
-  bool ip_counted_ = false;       // holds a socket of its address's --max-connections-per-ip
-  ws::deflate_params deflate_{};  // as negotiated in the handshake
-  held_close held_;
-  // Only with --message-rate or --byte-rate: a connection without pays a pointer.
-  struct rate_buckets {
-    token_bucket messages;
-    token_bucket bytes;
-  };
-  std::unique_ptr<rate_buckets> rates_;
-  // While paused no wait is pending, so nothing else keeps the session alive.
-  session_ref paused_self_;
-  // While the poller watches the socket: nothing else keeps the session alive.
+  bool ip_counted_ = false;  // holds a socket of its address's --max-connections-per-ip
+  // Null unless permessage-deflate, a token's exp, a held close or a rate
+  // limit needs it: a connection without them pays one pointer for all.
+  std::unique_ptr<cold_state> cold_;
+  // While the poller watches the socket: nothing else keeps the session
+  // alive, not even while paused (no read wanted). Only an open session
+  // pauses, and it is open only once adopted, so this is all a pause needs.
   session_ref polled_self_;
 
  public:

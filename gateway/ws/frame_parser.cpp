@@ -4,7 +4,8 @@
 
 namespace fg::ws {
 
-error frame_parser::on_header(const std::uint8_t* h, std::size_t header_size, const parser_limits& lim) {
+error frame_parser::on_header(const std::uint8_t* h, std::size_t header_size, const parser_limits& lim,
+                              frame_header& f) {
   const std::uint8_t b0 = h[0];
   const std::uint8_t b1 = h[1];
   const bool fin = (b0 & 0x80) != 0;
@@ -58,10 +59,10 @@ error frame_parser::on_header(const std::uint8_t* h, std::size_t header_size, co
     in_message_ = !fin;
   }
 
-  frame_.op = op;
-  frame_.fin = fin;
-  frame_.rsv1 = rsv1;
-  frame_.length = length;
+  f.op = op;
+  f.fin = fin;
+  f.rsv1 = rsv1;
+  f.length = length;
   remaining_ = length;
   mask_phase_ = 0;
   return error::none;

@@ -57,10 +57,14 @@ class frame_parser {
   [[nodiscard]] std::uint64_t message_size() const noexcept { return message_size_; }
   [[nodiscard]] bool mid_frame() const noexcept { return in_payload_ || header_len_ != 0; }
   [[nodiscard]] error failed() const noexcept { return failed_; }
+  // Frames begun so far, modulo 2^32: the difference between two calls is
+  // right as long as fewer than 2^32 frames begin in between.
+  [[nodiscard]] std::uint32_t frames_begun() const noexcept { return frames_begun_; }
 
  private:
-  // Validates a complete header held in `h` (header_size bytes).
-  error on_header(const std::uint8_t* h, std::size_t header_size, const parser_limits& lim);
+  // Validates a complete header held in `h` (header_size bytes) and
+  // describes its frame in `f`.
+  error on_header(const std::uint8_t* h, std::size_t header_size, const parser_limits& lim, frame_header& f);
 
   static std::size_t header_size_from(std::uint8_t second_byte) noexcept {
     const std::uint8_t len7 = second_byte & 0x7F;
@@ -70,7 +74,9 @@ class frame_parser {
     return n;
   }
 
-  frame_header frame_{};
+  // Every connection holds one parser: no member outlives the call that
+  // needs it (the frame's header is a local of feed()), and the counter
+  // fills what would be padding.
   std::uint64_t remaining_ = 0;     // payload bytes of the current frame still to come
   std::uint64_t message_size_ = 0;  // payload bytes of the open data message so far
   std::uint32_t fragments_ = 0;     // frames of the open data message so far
@@ -82,6 +88,7 @@ class frame_parser {
   bool compressed_ = false;  // the open data message has RSV1 (permessage-deflate)
   error failed_ = error::none;
   std::uint8_t header_[14]{};
+  std::uint32_t frames_begun_ = 0;
 };
 
 template <class Handler>
@@ -106,8 +113,10 @@ error frame_parser::feed(std::span<std::uint8_t> in, const parser_limits& lim, H
         h = header_;
         header_len_ = 0;
       }
-      if (error e = on_header(h, need, lim); e != error::none) return failed_ = e;
-      if (error e = handler.on_frame_begin(frame_); e != error::none) return failed_ = e;
+      frame_header frame;
+      if (error e = on_header(h, need, lim, frame); e != error::none) return failed_ = e;
+      ++frames_begun_;
+      if (error e = handler.on_frame_begin(frame); e != error::none) return failed_ = e;
       in_payload_ = true;
     }
     const std::size_t avail = static_cast<std::size_t>(end - p);

@@ -35,7 +35,6 @@ void message_reader::enable_deflate(const deflate_params& p) noexcept {
 error message_reader::begin(const frame_header& f, const reader_options&) {
   frame_op_ = f.op;
   frame_started_ = false;
-  ++frames_seen_;
   if (f.op == opcode::text || f.op == opcode::binary) {
     message_op_ = f.op;
     compressed_ = deflate_ && f.rsv1;  // RFC 7692 §6: RSV1 on the first frame marks a compressed message

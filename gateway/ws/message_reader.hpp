@@ -84,8 +84,8 @@ class message_reader {
   // True while no partial message or frame is held (nothing borrowed).
   [[nodiscard]] bool idle() const noexcept { return !parser_.mid_frame() && !parser_.in_message(); }
 
-  // Frames begun so far (for the frames-per-read histogram).
-  [[nodiscard]] std::uint64_t frames_seen() const noexcept { return frames_seen_; }
+  // Frames begun so far, modulo 2^32 (for the frames-per-read histogram).
+  [[nodiscard]] std::uint32_t frames_seen() const noexcept { return parser_.frames_begun(); }
 
   // Gives borrowed buffers and inflater back to the pools (connection
   // teardown); a reader destroyed without this frees them instead.
@@ -142,7 +142,6 @@ class message_reader {
   std::uint8_t control_size_ = 0;       // bytes of a control frame gathered at the end of buffer_
   bool control_borrowed_ = false;       // buffer_ was borrowed for that control frame alone
   std::unique_ptr<inflater> inflater_;  // while a compressed message is read; for good with client takeover
-  std::uint64_t frames_seen_ = 0;
 };
 
 template <class MessageHandler>

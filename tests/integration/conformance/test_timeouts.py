@@ -40,7 +40,9 @@ class HandshakeTimeoutTest(GatewayTestCase):
 class IdlePingTest(GatewayTestCase):
     """RFC 6455 5.5.2 / 5.5.3 (keep-alive ping); contract --idle-ping / --pong-timeout (close 1011 or drop)."""
 
-    gateway_args = ("--idle-ping", "0.3", "--pong-timeout", "0.3", "--close-timeout", "1")
+    # A handshake deadline far away: the pong timeout must run from the ping,
+    # not from a deadline set before it (the connection keeps only one).
+    gateway_args = ("--idle-ping", "0.3", "--pong-timeout", "0.3", "--close-timeout", "1", "--handshake-timeout", "60")
 
     def test_idle_client_receives_a_ping(self):
         client = self.open_client()
@@ -121,6 +123,41 @@ class IdlePingTest(GatewayTestCase):
         frame = self.expect_frame_past_pings(client, "close reply", answer=False)
         self.assertEqual((frame.opcode, frame.close_code), (OP_CLOSE, 1000), frame.describe())
         self.assert_tcp_closed(client, "after the close reply")
+
+
+class CloseAfterPingTest(GatewayTestCase):
+    """Contract --close-timeout: counted from our close frame, also after a keep-alive ping.
+
+    The gateway keeps one deadline per connection for whatever it waits
+    for: the pong of its ping while open, the peer's close frame once
+    closing. Closing must start a deadline of its own rather than inherit
+    the pong's (a minute away here), and not drop the client at once
+    either.
+    """
+
+    close_timeout = 2.0
+    # --message-rate 0.1: the first message passes, the second closes the connection (1008).
+    gateway_args = ("--idle-ping", "0.2", "--pong-timeout", "60", "--close-timeout", str(close_timeout),
+                    "--message-rate", "0.1")
+
+    def test_close_timeout_runs_from_the_close_not_the_ping(self):
+        client = self.open_client()
+        ping = self.expect_frame(client, "a keep-alive ping")
+        self.assertEqual(ping.opcode, OP_PING, ping.describe())
+        time.sleep(0.3)  # left unanswered for a few ticks
+        client.send_text(b"within the rate")
+        client.send_text(b"past the rate")
+        while True:
+            frame = self.expect_frame(client, "close 1008 (message rate exceeded)")
+            if frame.opcode == OP_CLOSE:
+                break
+            self.assertIn(frame.opcode, (OP_PING, OP_TEXT), frame.describe())
+        self.assertEqual(frame.close_code, 1008, frame.describe())
+        closed, _ = client.wait_for_tcp_close(self.close_timeout / 2)
+        self.assertFalse(closed, f"dropped within half of --close-timeout {self.close_timeout}s after the close")
+        closed, _ = client.wait_for_tcp_close(self.close_bound)
+        self.assertTrue(closed, f"still connected {self.close_bound}s past half of --close-timeout "
+                                f"{self.close_timeout}s: the close waited for the ping's deadline")
 
 
 class LongDurationTest(GatewayTestCase):

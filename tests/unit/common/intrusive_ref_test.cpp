@@ -59,8 +59,8 @@ TEST(IntrusiveRef, AssignmentReleasesTheOldObjectAndSurvivesSelfAssignment) {
 }
 
 TEST(IntrusiveRef, AnObjectMayDropItsLastHandleFromInsideItself) {
-  // The session's pattern: `const auto keep = std::move(paused_self_);` in a
-  // member function keeps the object alive until the function returns.
+  // `const auto keep = std::move(self_);` in a member function keeps the
+  // object alive until the function returns.
   struct self_owning : fg::ref_counted<self_owning> {
     explicit self_owning(int& deleted) : deleted_(deleted) {}
     ~self_owning() { ++deleted_; }

@@ -163,6 +163,29 @@ TEST(frame_parser_splits, same_frames_for_every_split) {
   }
 }
 
+TEST(frame_parser_state, counts_each_frame_once_when_its_header_is_whole) {
+  // The frames-per-read histogram takes differences of this count around
+  // each read: a split header counts with the read that completes it.
+  const bytes input = conversation();
+  const auto frames = static_cast<std::uint32_t>(conversation_frames().size());
+  for (const auto& cuts : all_splits(input.size(), input.size())) {
+    frame_parser p;
+    recording_handler h;
+    std::uint32_t seen = 0;
+    ASSERT_EQ(feed_pieces(input, cuts,
+                          [&](std::span<std::uint8_t> piece) {
+                            const std::uint32_t before = p.frames_begun();
+                            const error e = p.feed(piece, parser_limits{}, h);
+                            EXPECT_EQ(p.frames_begun() - before, h.frames.size() - seen) << describe(cuts);
+                            seen = static_cast<std::uint32_t>(h.frames.size());
+                            return e;
+                          }),
+              error::none)
+        << describe(cuts);
+    EXPECT_EQ(p.frames_begun(), frames) << describe(cuts);
+  }
+}
+
 TEST(frame_parser_state, in_message_and_mid_frame_track_the_input) {
   frame_parser p;
   recording_handler h;
