@@ -115,6 +115,39 @@ class echo_report_test(unittest.TestCase):
         row = next(r for r in result["rows"] if r["workload"] == "rate50k" and r["metric"] == "latency p99")
         self.assertIn("every 10 ms", row["title"])
 
+    def test_with_several_rounds_the_tail_checks_take_each_peers_median_p99(self):
+        # One round each where a peer had a bad run: the median is not moved by it.
+        p99s = {"framegate": (2.0, 9.0, 2.4), "workers": (4.0, 4.4, 30.0), "uws-native": (20.0, 1.8, 2.0)}
+        with tempfile.TemporaryDirectory() as raw:
+            for k, wid in enumerate(("rate50k", "rate50k-r2", "rate50k-r3")):
+                for peer, values in p99s.items():
+                    with open(os.path.join(raw, f"{wid}.{peer}.json"), "w") as f:
+                        json.dump(loadgen_run(wid, 50_000, p99_us=values[k] * 1000), f)
+                    with open(os.path.join(raw, f"{wid}.{peer}.status.json"), "w") as f:
+                        json.dump({"exit_code": 0, "server_alive": wid != "rate50k-r3" or peer != "workers"}, f)
+            out = os.path.join(raw, "echo.json")
+            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers",
+                                   "framegate workers uws-native"], capture_output=True, text=True, check=True)
+            with open(out) as f:
+                result = json.load(f)
+        checks = {c["target"]: c for c in result["targets"]}
+        vs_uws = checks["open loop 50k/s: gateway p99 <= native uWS p99 (same run, median of 3 rounds)"]
+        self.assertAlmostEqual(vs_uws["value"], 2.4 / 2.0)
+        self.assertFalse(vs_uws["met"])
+        self.assertIn("2.40 ms (median of 2.00, 9.00, 2.40) vs 2.00 ms (median of 20.00, 1.80, 2.00)",
+                      vs_uws["detail"])
+        hop = checks["open loop 50k/s: through workers p99 <= 2x the gateway's own (same run, median of 3 rounds)"]
+        self.assertAlmostEqual(hop["value"], 4.4 / 2.4)
+        self.assertTrue(hop["met"])
+        self.assertEqual(result["tail_rounds"]["p99_ms"]["framegate"], [2.0, 9.0, 2.4])
+        self.assertEqual(result["tail_rounds"]["median_p99_ms"]["uws-native"], 2.0)
+        self.assertIn("- framegate: 2.00, 9.00, 2.40 ms; median 2.40 ms", proc.stdout)
+        # An extra round is checked like any run.
+        self.assertIn("rate50k-r3 / workers: the server process died (gateway or a worker)", result["problems"])
+        # The table itself stays the first round's.
+        row = next(r for r in result["rows"] if r["workload"] == "rate50k" and r["metric"] == "latency p99")
+        self.assertAlmostEqual(row["values"]["framegate"], 2.0)
+
     def test_a_missing_uws_run_is_a_problem_not_a_crash(self):
         with tempfile.TemporaryDirectory() as raw:
             with open(os.path.join(raw, "window64.framegate.json"), "w") as f:
