@@ -45,6 +45,9 @@ WORKLOADS = [
 # Reference figures of shared/TARGETS.md (uWebSockets on this kind of machine).
 UWS = {"rate_p99_ms": 20.0, "window64": 2.44e6, "window1k": 1.51e6}
 
+# Steal (% of a core) above which a run is marked disturbed.
+STEAL_LIMIT = 3.0
+
 # The 50k/s open loop runs TAIL_ROUNDS times for the peers its checks
 # compare (run_echo.sh): round 1 is "rate50k", round k "rate50k-rK".
 TAIL_WORKLOAD = "rate50k"
@@ -199,6 +202,11 @@ def run_problems(wid, p, r, st, samples):
     other = other_cpu(r, p, samples)
     if wid != "idle" and other > 25:
         problems.append(f"{wid} / {p}: DISTURBED: other processes used {other:.0f}% of a core during the window")
+    # A virtual machine's host can take the cores away too (steal): no
+    # process here shows it, and a few percent moves a closed loop's figure.
+    steal = r.get("machine_cpu", {}).get("steal_pct_of_core", 0.0)
+    if wid != "idle" and steal > STEAL_LIMIT:
+        problems.append(f"{wid} / {p}: DISTURBED: the hypervisor took {steal:.1f}% of a core (steal) during the window")
     if r.get("backlog_at_end", 0):
         problems.append(f"{wid} / {p}: {r['backlog_at_end']} scheduled messages never sent (server could not keep up)")
     if p == "workers" and wid != "idle" and worker_cpu(samples) is None:

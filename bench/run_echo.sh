@@ -29,6 +29,8 @@
 #   RESULTS_DIR             where echo-<date>.json goes (default bench/results)
 #   QUIET_WAIT              before each run, seconds to wait for other processes to go quiet
 #                           (default 120; 0 with --quick)
+#   WORKLOADS               which workloads, a subset of "rate rate50k window64 window1k idle"
+#                           (default all)
 #   TAIL_ROUNDS             rounds of the 50k/s open loop for the peers its checks compare
 #                           (framegate, workers, uws-native); the checks take each peer's median
 #                           p99 (default 3; 1 with --quick)
@@ -52,7 +54,7 @@ WORKERS=${WORKERS:-1}
 GATEWAY_THREADS=${GATEWAY_THREADS:-1}
 OPCODE=${OPCODE:-text}
 
-parse_bench_args 40 "$@"
+parse_bench_args 42 "$@"
 
 [[ -x "$GATEWAY" ]] || die "gateway binary not found: $GATEWAY (build it, or set FRAMEGATE_GATEWAY_BIN)"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN (build the framegate-loadgen target, or set FRAMEGATE_LOADGEN_BIN)"
@@ -63,6 +65,11 @@ for p in $PEERS; do
   esac
 done
 [[ -n "${PEERS// /}" ]] || die "PEERS is empty"
+WORKLOADS=${WORKLOADS:-rate rate50k window64 window1k idle}
+for wl in $WORKLOADS; do
+  case "$wl" in rate | rate50k | window64 | window1k | idle) ;; *) die "WORKLOADS: unknown workload '$wl'" ;; esac
+done
+wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 has_peer() { [[ " $PEERS " == *" $1 "* ]]; }
 [[ "$WORKERS" =~ ^[1-9][0-9]*$ ]] || die "WORKERS must be a positive integer (got '$WORKERS')"
 # One run's p99 at 50k/s is decided by the scheduler of two shared cores: it
@@ -347,16 +354,20 @@ run_one() {
 
 # PEERS in order for each workload (default framegate, workers, ws, uws), so
 # slow drift of the machine hits them all alike. Idle: all but workers.
-for kind in $PEERS; do run_one rate "$kind" "${RATE_ARGS[@]}"; done
-for kind in $PEERS; do run_one rate50k "$kind" "${RATE50K_ARGS[@]}"; done
-for ((round = 2; round <= TAIL_ROUNDS; round++)); do
-  for kind in $PEERS; do
-    case $kind in framegate | workers | uws-native) run_one "rate50k-r$round" "$kind" "${RATE50K_ARGS[@]}" ;; esac
+if wants rate; then for kind in $PEERS; do run_one rate "$kind" "${RATE_ARGS[@]}"; done; fi
+if wants rate50k; then
+  for kind in $PEERS; do run_one rate50k "$kind" "${RATE50K_ARGS[@]}"; done
+  for ((round = 2; round <= TAIL_ROUNDS; round++)); do
+    for kind in $PEERS; do
+      case $kind in framegate | workers | uws-native) run_one "rate50k-r$round" "$kind" "${RATE50K_ARGS[@]}" ;; esac
+    done
   done
-done
-for kind in $PEERS; do run_one window64 "$kind" "${W64_ARGS[@]}"; done
-for kind in $PEERS; do run_one window1k "$kind" "${W1K_ARGS[@]}"; done
-for kind in $PEERS; do [[ $kind == workers ]] || run_one idle "$kind" "${IDLE_ARGS[@]}"; done
+fi
+if wants window64; then for kind in $PEERS; do run_one window64 "$kind" "${W64_ARGS[@]}"; done; fi
+if wants window1k; then for kind in $PEERS; do run_one window1k "$kind" "${W1K_ARGS[@]}"; done; fi
+if wants idle; then
+  for kind in $PEERS; do [[ $kind == workers ]] || run_one idle "$kind" "${IDLE_ARGS[@]}"; done
+fi
 
 OUT_JSON="$RESULTS_DIR/echo-$STAMP.json"
 python3 "$BENCH/echo_report.py" --raw "$RAW_DIR" --out "$OUT_JSON" --quick "$QUICK" --peers "$PEERS" \

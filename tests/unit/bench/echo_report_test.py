@@ -148,6 +148,19 @@ class echo_report_test(unittest.TestCase):
         row = next(r for r in result["rows"] if r["workload"] == "rate50k" and r["metric"] == "latency p99")
         self.assertAlmostEqual(row["values"]["framegate"], 2.0)
 
+    def test_a_run_the_hypervisor_took_the_cores_from_is_marked_disturbed(self):
+        with tempfile.TemporaryDirectory() as raw:
+            for peer, steal in (("framegate", 0.4), ("workers", 18.3)):
+                run = loadgen_run("window1k", 500_000)
+                run["machine_cpu"]["steal_pct_of_core"] = steal
+                with open(os.path.join(raw, f"window1k.{peer}.json"), "w") as f:
+                    json.dump(run, f)
+            out = os.path.join(raw, "echo.json")
+            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers", "framegate workers"],
+                                  capture_output=True, text=True, check=True)
+        self.assertIn("window1k / workers: DISTURBED: the hypervisor took 18.3% of a core (steal)", proc.stdout)
+        self.assertNotIn("window1k / framegate: DISTURBED", proc.stdout)
+
     def test_a_missing_uws_run_is_a_problem_not_a_crash(self):
         with tempfile.TemporaryDirectory() as raw:
             with open(os.path.join(raw, "window64.framegate.json"), "w") as f:
