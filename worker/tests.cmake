@@ -1,5 +1,5 @@
 # The worker's unit tests, and those of what it relies on in common/ (the
-# link codec, socket names and write batch, hashing, close codes): one
+# link codec, socket names, write batch and write_now, hashing, close codes): one
 # executable. Included from tests/CMakeLists.txt.
 find_package(GTest REQUIRED)
 include(GoogleTest)
@@ -9,6 +9,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/common/link/link_socket_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/link/link_dir_trust_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/link/write_batch_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/link/write_now_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/link/hot_envelopes_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/string_pool_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/common/close_codes_test.cpp

@@ -4,6 +4,7 @@
 #include <boost/asio/write.hpp>
 
 #include "common/link/message_encoder.hpp"
+#include "common/link/write_now.hpp"
 #include "common/metrics/elapsed.hpp"
 
 namespace fg::gateway {
@@ -129,7 +130,12 @@ void worker_link::flush() {
   // Bounded: a worker that never acknowledges stops being sampled, not the gateway.
   if (last_seq_ != 0 && (batch_times_.empty() || batch_times_.back().seq < last_seq_) && batch_times_.size() < 256)
     batch_times_.push_back({last_seq_, std::chrono::steady_clock::now()});
-  asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
+  const std::size_t done = link::write_now(socket_.native_handle(), bytes);
+  if (done == bytes.size()) {
+    out_.complete_write();
+    return;
+  }
+  asio::async_write(socket_, asio::buffer(bytes.data() + done, bytes.size() - done),
                     [self = shared_from_this()](error_code ec, std::size_t) {
                       self->out_.complete_write();
                       if (ec) return self->close(ec.message());

@@ -2,7 +2,8 @@
 // that carries envelopes both ways. It knows nothing of routes or credits:
 // what arrives goes to link_events (the route table), what the table sends
 // leaves in one write per loop turn (a flush is posted on the first append
-// of the turn; one write in flight at a time).
+// of the turn; one write in flight at a time), written at once as far as
+// the socket takes it (link::write_now).
 //
 // Lifetime: shared, held by its pending socket operations; once closed,
 // they complete and release it.

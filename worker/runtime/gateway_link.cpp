@@ -11,6 +11,7 @@
 
 #include "common/link/link_dir_trust.hpp"
 #include "common/link/send_encoder.hpp"
+#include "common/link/write_now.hpp"
 
 namespace fg::worker {
 
@@ -115,6 +116,14 @@ void gateway_link::do_read() {
 }
 
 void gateway_link::on_read(const boost::system::error_code& ec, std::size_t n) {
+  struct read_scope {
+    link_events& events;
+    gateway_link& link;
+    explicit read_scope(link_events& e, gateway_link& l) : events(e), link(l) { events.on_link_read_begin(link); }
+    ~read_scope() { events.on_link_read_end(link); }
+    read_scope(const read_scope&) = delete;
+    read_scope& operator=(const read_scope&) = delete;
+  } scope(events_, *this);
   if (ec) {
     fail(ec == asio::error::eof ? std::string("the gateway closed the link") : "read: " + ec.message());
     return;
@@ -196,18 +205,28 @@ void gateway_link::flush() {
   const auto bytes = wr_batch_.begin_write();
   if (bytes.empty()) return;
   ++stats_.writes;
-  asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
-                    [this, gen = generation_](const boost::system::error_code& ec, std::size_t n) {
-                      if (gen == generation_) on_write(ec, n);
+  const std::size_t done = fg::link::write_now(socket_.native_handle(), bytes);
+  if (done == bytes.size()) {
+    on_written(done);
+    return;
+  }
+  asio::async_write(socket_, asio::buffer(bytes.data() + done, bytes.size() - done),
+                    [this, gen = generation_, done](const boost::system::error_code& ec, std::size_t n) {
+                      if (gen == generation_) on_write(ec, done + n);
                     });
 }
 
 void gateway_link::on_write(const boost::system::error_code& ec, std::size_t n) {
-  wr_batch_.complete_write();
   if (ec) {
+    wr_batch_.complete_write();
     fail("write: " + ec.message());
     return;
   }
+  on_written(n);
+}
+
+void gateway_link::on_written(std::size_t n) {
+  wr_batch_.complete_write();
   stats_.bytes_written += n;
   flush();
   if (rd_paused_ && output_bytes() <= options_.output_high_water / 2) {

@@ -11,9 +11,11 @@
 // gives up and never takes the worker down.
 //
 // Writes: queue() appends encoded envelopes to wr_batch_; flush() (once
-// per loop turn, from the runtime) starts one write of the batch. Only one
-// write is ever in flight: queue() during a write appends to the next
-// batch, which starts when the write completes.
+// per loop turn, from the runtime) writes the batch: at once what the
+// socket takes (link::write_now), asynchronously the rest. Only one write
+// is ever in flight:
+// queue() during a write appends to the next batch, which starts when the
+// write completes.
 #pragma once
 
 #include <array>
@@ -54,6 +56,11 @@ class link_events {
   virtual void on_link_message(gateway_link& l, const fg::link::message_view& m) = 0;
   // After the envelopes of one read.
   virtual void on_link_batch_end(gateway_link& l) = 0;
+  // Around the handling of every read, whatever its outcome (also a read
+  // that failed the link): what the envelopes queued can be written when
+  // the read ends, instead of from a handler posted for it.
+  virtual void on_link_read_begin(gateway_link& l) = 0;
+  virtual void on_link_read_end(gateway_link& l) = 0;
 };
 
 struct link_stats {
@@ -98,6 +105,8 @@ class gateway_link {
   void do_read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void on_write(const boost::system::error_code& ec, std::size_t n);
+  // After a write of the batch completed (synchronously or not).
+  void on_written(std::size_t n);
   void on_welcome_timeout();
   // Handles one decoded envelope; false when it breaks the protocol.
   bool on_envelope(const framegate::link::Envelope& e);

@@ -179,15 +179,28 @@ void worker_runtime::at_end_of_turn(std::function<void()> fn) {
   schedule_flush();
 }
 
+void worker_runtime::on_link_read_begin(gateway_link&) { ++reads_open_; }
+
+void worker_runtime::on_link_read_end(gateway_link&) {
+  if (--reads_open_ == 0 && flush_due_) end_of_turn();
+}
+
 void worker_runtime::schedule_flush() {
-  if (flush_scheduled_) return;
-  flush_scheduled_ = true;
-  asio::post(io_, [this] { end_of_turn(); });
+  if (flush_due_) return;
+  flush_due_ = true;
+  // Inside a link read, the read's end writes: a handler of its own would
+  // cost the loop one more turn (and epoll_wait) per batch.
+  if (reads_open_ > 0 || flush_posted_) return;
+  flush_posted_ = true;
+  asio::post(io_, [this] {
+    flush_posted_ = false;
+    if (flush_due_) end_of_turn();
+  });
 }
 
 void worker_runtime::end_of_turn() {
   // Hooks may queue envelopes (and add hooks): run until none are left,
-  // then write, so all of it leaves in this turn's writes. The flag stays
+  // then write, so all of it leaves in this turn's writes. flush_due_ stays
   // set meanwhile: what they queue needs no second post.
   while (!end_of_turn_.empty()) {
     auto hooks = std::move(end_of_turn_);
@@ -196,7 +209,7 @@ void worker_runtime::end_of_turn() {
   }
   for (auto& l : links_)
     if (l) l->flush();
-  flush_scheduled_ = false;
+  flush_due_ = false;
 }
 
 }  // namespace fg::worker

@@ -80,6 +80,8 @@ class worker_runtime final : public link_events, public link_output, public hub_
   void on_link_envelope(gateway_link& l, const framegate::link::Envelope& e) override;
   void on_link_message(gateway_link& l, const fg::link::message_view& m) override;
   void on_link_batch_end(gateway_link& l) override;
+  void on_link_read_begin(gateway_link& l) override;
+  void on_link_read_end(gateway_link& l) override;
 
   // Adds (and starts) a link for every socket in the directory that has none.
   void discover();
@@ -107,7 +109,11 @@ class worker_runtime final : public link_events, public link_output, public hub_
   std::string gateway_id_;
   std::vector<std::uint64_t> welcome_limits_;  // by link index: what its last Welcome allows (0: not told)
 
-  bool flush_scheduled_ = false;
+  // The turn's output is written once per turn (end_of_turn): at the end of
+  // the link read that queued it, or else from a handler posted for it.
+  bool flush_due_ = false;     // end_of_turn will run; set until it has
+  bool flush_posted_ = false;  // a handler for it is queued on the loop
+  int reads_open_ = 0;         // a link read is being handled
   bool service_scheduled_ = false;
   std::vector<std::function<void()>> end_of_turn_;
 };

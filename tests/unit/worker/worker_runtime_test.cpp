@@ -277,6 +277,66 @@ TEST_F(WorkerRuntime, AnswersABatchLargerThan64KiBInOneWrite) {
   EXPECT_EQ(gw.count(pb::Envelope::kAck), 1u);
 }
 
+// At 50k messages/s a read carries a message or two: a handler posted to
+// write them, or a write completion, would cost the worker's loop a turn
+// (an epoll_wait) each, as much as the hop itself. The replies leave in
+// the read's own handler, written whole at once, with no write in flight.
+TEST_F(WorkerRuntime, AnswersAReadWithinItsOwnHandler) {
+  echo_batch(1, [](std::uint64_t) { return std::string("warm-up"); });
+  auto& gw = gateway_->last(0);
+  const gateway_link& link = *runtime_->link_at(0);
+  const auto read_before = link.stats().bytes_read;
+  const auto writes_before = link.stats().writes;
+  const auto written_before = link.stats().bytes_written;
+  gw.write({text(3, "one", 2), text(4, "two", 3)});
+  while (link.stats().bytes_read == read_before) ASSERT_EQ(io_.run_one_for(1s), 1u);
+  EXPECT_EQ(link.stats().writes, writes_before + 1);
+  EXPECT_GT(link.stats().bytes_written, written_before);
+  EXPECT_EQ(link.output_bytes(), 0u);
+  ASSERT_TRUE(run_until([&] { return gw.got.back().has_ack() && gw.got.back().ack().seq() == 3; }));
+  EXPECT_EQ(gw.count(pb::Envelope::kSend), 3u);
+}
+
+// A gateway that stops reading: the socket takes part of a batch, the
+// rest goes on asynchronously, reads pause above the high-water mark, and
+// once the gateway reads again every reply arrives, in order, with no loss.
+TEST_F(WorkerRuntime, OutputTheSocketDoesNotTakeAtOnceFollowsInOrder) {
+  config_.link.output_high_water = 256 * 1024;
+  echo_batch(1, [](std::uint64_t) { return std::string("warm-up"); });
+  auto& gw = gateway_->last(0);
+  const gateway_link& link = *runtime_->link_at(0);
+  gw.socket.cancel();  // the gateway stops reading
+  ASSERT_TRUE(run_until([&] { return gw.eof; }));
+  const std::string kib(1024, 'p');
+  std::uint64_t seq = 1;
+  // Until the worker stops reading (or 4 MiB): each piece is read before the next.
+  while (link.output_bytes() <= config_.link.output_high_water && seq < 4000) {
+    std::vector<pb::Envelope> piece;
+    for (int k = 0; k < 50; ++k, ++seq) piece.push_back(text(1 + seq % 10, std::to_string(seq) + kib, seq + 1));
+    const auto read_before = link.stats().bytes_read;
+    gw.write(piece);
+    ASSERT_TRUE(run_until([&] { return link.stats().bytes_read > read_before; }));
+    io_.poll();
+  }
+  ASSERT_GT(link.output_bytes(), config_.link.output_high_water);
+  const auto last = seq;  // the seq of the last message written, plus one
+  gw.eof = false;
+  gw.read();
+  ASSERT_TRUE(
+      run_until([&] { return !gw.got.empty() && gw.got.back().has_ack() && gw.got.back().ack().seq() == last; }));
+  std::map<std::uint64_t, std::uint64_t> last_of;
+  std::uint64_t replies = 0;
+  for (const auto& e : gw.got) {
+    if (!e.has_send() || e.send().payload() == "warm-up") continue;
+    ++replies;
+    const std::uint64_t n = std::stoull(e.send().payload());
+    EXPECT_GT(n, last_of[e.send().conn_ids(0)]);
+    last_of[e.send().conn_ids(0)] = n;
+  }
+  EXPECT_EQ(replies, last - 1);
+  EXPECT_EQ(link.output_bytes(), 0u);
+}
+
 TEST_F(WorkerRuntime, ABurstOfOneConnectionIsServedOverLaterTurnsWithAcksInOrder) {
   gateway_ = std::make_unique<fake_gateway>(io_, dir_, 1);
   start_worker();
