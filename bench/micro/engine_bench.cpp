@@ -1,7 +1,8 @@
 // Parse + unmask + UTF-8 validate throughput of the frame engine, next to
 // memcpy of the same bytes (the physical limit of touching them once), and
 // the cost of permessage-deflate per message (what --deflate-threshold,
-// --deflate-level and --deflate-mem-level trade).
+// --deflate-level and --deflate-mem-level trade), and the copy the gateway
+// keeps of every message a worker has not acknowledged.
 //
 //   build/bin/framegate-micro-bench --benchmark_counters_tabular=true
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
+#include "gateway/routing/unacked_ledger.hpp"
 
 namespace {
 
@@ -148,8 +150,24 @@ void bm_inflate_message(benchmark::State& state) {
   state.counters["msgs/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
+// The ledger in a closed loop's steady state: 1,600 outstanding messages,
+// one recorded and one acknowledged per iteration.
+void bm_ledger_steady(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  const std::vector<std::uint8_t> payload(size, 'x');
+  gateway::unacked_ledger ledger;
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 1600; ++i) seq = ledger.record(1, true, payload);
+  for (auto _ : state) {
+    seq = ledger.record(1, true, payload);
+    ledger.acknowledge(seq - 1600);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+}
+
 }  // namespace
 
+BENCHMARK(bm_ledger_steady)->Arg(64)->Arg(1024)->Arg(16384);
 BENCHMARK(bm_deflate_message)
     ->ArgsProduct({{64, 256, 1024, 4096, 65536}, {1, 6}, {8}})
     ->ArgsProduct({{256, 1024, 4096, 65536}, {1, 6}, {1, 4, 9}});
