@@ -13,10 +13,10 @@
 
 #include "common/buffer_pool.hpp"
 #include "common/utf8.hpp"
+#include "gateway/routing/unacked_ledger.hpp"
 #include "gateway/ws/deflater.hpp"
 #include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
-#include "gateway/routing/unacked_ledger.hpp"
 
 namespace {
 
