@@ -11,9 +11,9 @@
 // Payloads are checked: a lost, reordered or damaged message fails the run.
 //
 //   build/bin/framegate-link-transport-bench --size 1024 --window 1600 --seconds 3
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -329,6 +330,9 @@ round_result run_round(const options& o, MakeGateway make_gateway, MakeWorker ma
   const pid_t child = ::fork();
   if (child < 0) fail_errno("fork");
   if (child == 0) {
+    // A gateway that fails leaves the worker asleep on its doorbell: it
+    // must not outlive the run.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() == 1) ::_exit(1);
     int rc = 0;
     try {
       auto w = make_worker();
@@ -340,9 +344,16 @@ round_result run_round(const options& o, MakeGateway make_gateway, MakeWorker ma
     std::fflush(stderr);
     ::_exit(rc);
   }
-  auto g = make_gateway();
-  round_result r = gateway_loop(*g, o);
-  end_run(*g);
+  round_result r;
+  try {
+    auto g = make_gateway();
+    r = gateway_loop(*g, o);
+    end_run(*g);
+  } catch (...) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    throw;
+  }
   int status = 0;
   rusage child_usage{};
   if (::wait4(child, &status, 0, &child_usage) != child) fail_errno("wait4");
