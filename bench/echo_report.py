@@ -302,14 +302,16 @@ def target_checks(rows_by_key, tails):
         row = rows_by_key.get((wid, metric))
         return row["values"].get(peer) if row else None
 
-    for wid, label in (("window64", "closed loop 64 B"), ("window1k", "closed loop 1 KiB")):
+    # Through a worker against the gateway's own echo of the same run (issue #14, shared/TARGETS.md):
+    # the hop costs more per byte, so the bar is lower for 1 KiB.
+    for wid, label, need in (("window64", "closed loop 64 B", 0.6), ("window1k", "closed loop 1 KiB", 0.5)):
         fg, wk, ws = (get(wid, "msg/s (echoes received)", p) for p in ("framegate", "workers", "ws"))
         if fg and wk is not None:
             r = wk / fg
-            checks.append({"target": f"{label}: full path >= 60% of gateway-only echo msg/s", "value": r,
-                           "met": r >= 0.6,
-                           "detail": f"{wk:,.0f} / {fg:,.0f} msg/s = {r:.0%}" +
-                           ("" if r >= 0.6 else f" ({0.6 / r:.2f}x short; {0.6 * fg - wk:,.0f} msg/s missing)")})
+            checks.append({"target": f"{label}: through workers >= {need:.1f}x the gateway-only echo msg/s",
+                           "value": r, "met": r >= need,
+                           "detail": f"{wk:,.0f} / {fg:,.0f} msg/s = {r:.3f}x" +
+                           ("" if r >= need else f" ({need / r:.3f}x short; {need * fg - wk:,.0f} msg/s missing)")})
         if wk is not None:
             ref = UWS[wid]
             checks.append({"target": f"{label}: through workers >= 0.5x uWS ({0.5 * ref:,.0f} msg/s, shared/TARGETS.md)",

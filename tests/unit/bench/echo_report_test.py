@@ -115,6 +115,16 @@ class echo_report_test(unittest.TestCase):
         row = next(r for r in result["rows"] if r["workload"] == "rate50k" and r["metric"] == "latency p99")
         self.assertIn("every 10 ms", row["title"])
 
+    def test_the_worker_path_needs_0_6x_the_gateway_at_64_bytes_and_0_5x_at_1_kib(self):
+        for workload, need in (("window64", 0.6), ("window1k", 0.5)):
+            label = "closed loop 64 B" if workload == "window64" else "closed loop 1 KiB"
+            target = f"{label}: through workers >= {need:.1f}x the gateway-only echo msg/s"
+            for workers, met in ((need * 1_000_000, True), (need * 1_000_000 - 1_000, False)):
+                _, result = self.report({"framegate": 1_000_000, "workers": workers}, workload=workload)
+                check = next(c for c in result["targets"] if c["target"] == target)
+                self.assertEqual(check["met"], met, (workload, workers))
+                self.assertAlmostEqual(check["value"], workers / 1_000_000)
+
     def test_with_several_rounds_the_tail_checks_take_each_peers_median_p99(self):
         # One round each where a peer had a bad run: the median is not moved by it.
         p99s = {"framegate": (2.0, 9.0, 2.4), "workers": (4.0, 4.4, 30.0), "uws-native": (20.0, 1.8, 2.0)}
