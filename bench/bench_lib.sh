@@ -291,11 +291,19 @@ json.dump(d, open(path, "w"), indent=1)
 EOF
 }
 
-results_file() {  # results_file NAME: RESULTS_DIR/NAME-<date>[-quick].json (RESULTS_DIR created)
-  local suffix=""
+# results_file NAME: RESULTS_DIR/NAME-<date>[-runN][-quick].json (RESULTS_DIR
+# created): a later run of the same day gets -run2, -run3, ... instead of
+# overwriting the first.
+results_file() {
+  local suffix="" base n=2
   ((QUICK)) && suffix="-quick"
   mkdir -p "$RESULTS_DIR"
-  echo "$RESULTS_DIR/$1-$(date -u +%Y-%m-%d)$suffix.json"
+  base="$RESULTS_DIR/$1-$(date -u +%Y-%m-%d)"
+  if [[ -e "$base$suffix.json" ]]; then
+    while [[ -e "$base-run$n$suffix.json" ]]; do n=$((n + 1)); done
+    base="$base-run$n"
+  fi
+  echo "$base$suffix.json"
 }
 
 rss_kib() {  # rss_kib PID: VmRSS of a process in KiB (0 if gone)

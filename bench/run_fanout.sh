@@ -39,11 +39,12 @@
 #                           (default: one run with no extra arguments)
 #   LOADGEN_THREADS         load generator threads (default 1)
 #   DURATION                seconds per run (default 15; 5 with --quick)
-#   RESULTS_DIR             where fanout-<date>.json goes (default bench/results)
+#   RESULTS_DIR             where fanout-<date>[-runN].json goes (default bench/results)
 #   QUIET_WAIT              before each run, seconds to wait for the 1-minute load
 #                           average to drop below 1.0 (default 120; 0 with --quick);
 #                           runs started above it are marked "disturbed"
-# Output: a markdown table on stdout and bench/results/fanout-<date>.json.
+# Output: a markdown table on stdout and bench/results/fanout-<date>[-runN].json
+# (a later run of the same day gets -run2, -run3, ...).
 # Exit code 1 if a run failed a correctness check (duplicates, reorders,
 # misrouted or malformed deliveries) or a server died.
 set -euo pipefail
