@@ -1,90 +1,154 @@
 #!/usr/bin/env bash
-# System calls per echoed message, framegate's gateway beside its peers, in
-# the open-loop workload (500 connections x 256 B every 20 ms, 25k msg/s).
-# A count is not a timing: it does not depend on how busy the machine is,
-# so this shows what each server asks of the kernel per message even on a
-# shared VM where CPU and latency figures drift. strace slows the server
-# down, so the counts are divided by the reads the server made in the same
-# window (one read per readable event), not by the messages offered.
+# System calls per echoed message, framegate beside its peers, in an open
+# loop (500 connections x 256 B every 20 ms: 25k msg/s; RATE_MS changes it).
+# A count is not a timing: it hardly depends on how busy the machine is, so
+# it shows what each server asks of the kernel per message even on a shared
+# VM where CPU and latency figures drift.
 #
-#   bench/count_syscalls.sh           framegate, ws, uws (and uws-native when UWS_NATIVE_BIN is set)
-#   PEERS="framegate uws-native" bench/count_syscalls.sh
+#   bench/count_syscalls.sh           framegate, workers, ws, uws (and uws-native when UWS_NATIVE_BIN is set)
+#   PEERS="framegate workers uws-native" bench/count_syscalls.sh
 #
-# Environment: FRAMEGATE_GATEWAY_BIN, FRAMEGATE_LOADGEN_BIN, UWS_NATIVE_BIN,
-# PEERS (as bench/run_echo.sh), TRACE_SECONDS (default 3).
-# Output: a markdown table on stdout (calls per read, by system call).
-# Needs strace. Exit code 1 if a server did not start or was not traced.
+# Kinds: as bench/run_echo.sh; `workers` is the gateway plus one
+# framegate-worker (/echo), each counted on its own row.
+# Counting: with perf (tracepoints; the server runs at full speed, so calls
+# are divided by the messages echoed in the window: batches are as large as
+# they really are at this rate), else strace -c (it slows the server, which
+# then batches more: calls are divided by its reads instead, and waits per
+# message come out too low). COUNT_WITH=perf|strace chooses.
+#
+# Environment: FRAMEGATE_GATEWAY_BIN, FRAMEGATE_WORKER_BIN, FRAMEGATE_LOADGEN_BIN,
+# UWS_NATIVE_BIN, PEERS, TRACE_SECONDS (default 4), RATE_MS (default 20), COUNT_WITH.
+# Output: a markdown table on stdout. Exit code 1 if a server did not start or
+# was not traced.
 set -euo pipefail
 
 LOG_TAG=count_syscalls
 # shellcheck source=bench/bench_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
-parse_bench_args 16 "$@"
+parse_bench_args 22 "$@"
 GATEWAY=${FRAMEGATE_GATEWAY_BIN:-$ROOT/build/bin/framegate-gateway}
+WORKER=$(bin_beside "${FRAMEGATE_WORKER_BIN:-}" "$GATEWAY" framegate-worker)
 LOADGEN=$(bin_beside "${FRAMEGATE_LOADGEN_BIN:-}" "$GATEWAY" framegate-loadgen)
 PEERS_EXPLICIT=$([[ -n "${PEERS:-}" ]] && echo 1 || echo 0)
-PEERS=${PEERS:-framegate ws $(default_uws_peers)}
-TRACE_SECONDS=${TRACE_SECONDS:-3}
-command -v strace >/dev/null || die "strace is required (apt-get install strace)"
+PEERS=${PEERS:-framegate workers ws $(default_uws_peers)}
+TRACE_SECONDS=${TRACE_SECONDS:-4}
+RATE_MS=${RATE_MS:-20}
+CONNECTIONS=500
+perf_counts_syscalls() { perf stat -e syscalls:sys_enter_sendto -- true >/dev/null 2>&1; }
+if [[ -z "${COUNT_WITH:-}" ]]; then
+  COUNT_WITH=strace
+  if perf_counts_syscalls; then COUNT_WITH=perf; fi
+fi
+case "$COUNT_WITH" in
+  perf) perf_counts_syscalls ||
+    die "perf cannot count syscall tracepoints here (apt-get install linux-perf; needs root or perf_event_paranoid <= -1)" ;;
+  strace) command -v strace >/dev/null || die "strace is required (apt-get install strace)" ;;
+  *) die "COUNT_WITH: perf or strace, not '$COUNT_WITH'" ;;
+esac
 [[ -x "$GATEWAY" ]] || die "gateway binary not found: $GATEWAY"
 [[ -x "$LOADGEN" ]] || die "load generator not found: $LOADGEN"
+if [[ " $PEERS " == *" workers "* ]]; then [[ -x "$WORKER" ]] || die "worker binary not found: $WORKER"; fi
 if [[ " $PEERS " == *" ws "* || " $PEERS " == *" uws "* ]]; then need_node_modules ws; fi
 check_uws_peers "$PEERS_EXPLICIT"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/framegate-syscalls.XXXXXX")
 SERVER_PID=""
-REDIS_PID=""
-stop_all_on_exit
+WORKER_PID=""
+trap 'stop_pid "$WORKER_PID" worker; stop_server; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
 
-# count KIND: prints "KIND syscall=calls ..." for the traced window.
+# trace NAME PID: writes "NAME syscall=calls ..." for TRACE_SECONDS of PID's threads.
+trace() {
+  local name=$1 pid=$2 out=$WORK/$1.trace tids
+  case "$COUNT_WITH" in
+    perf)
+      timeout -s INT $((TRACE_SECONDS + 5)) perf stat -x, -e 'syscalls:sys_enter_*' -p "$pid" -o "$out" \
+        -- sleep "$TRACE_SECONDS" >/dev/null 2>&1 || true
+      [[ -s "$out" ]] || return 1
+      awk -F, -v name="$name" '$1 ~ /^[0-9]+$/ && $1 > 0 { sub("syscalls:sys_enter_", "", $3); printf " %s=%s", $3, $1 }
+        END { print "" }' "$out" | sed "s/^/$name/"
+      ;;
+    strace)
+      # Every thread: strace -p follows only the ones it is given.
+      tids=$(ls "/proc/$pid/task" | paste -sd, -)
+      timeout -s INT "$TRACE_SECONDS" strace -c -p "$tids" -o "$out" >/dev/null 2>&1 || true
+      [[ -s "$out" ]] || return 1
+      awk -v name="$name" '$NF != "total" && $4 ~ /^[0-9]+$/ { printf " %s=%s", $NF, $4 } END { print "" }' "$out" |
+        sed "s/^/$name/"
+      ;;
+  esac
+}
+
+# count KIND: prints one line per process of KIND (see trace).
 count() {
-  local kind=$1 log=$WORK/$1.log trace=$WORK/$1.strace loadgen_pid tids
+  local kind=$1 log=$WORK/$1.log loadgen_pid path=/ link_dir rc=0
   case "$kind" in
     framegate) "$GATEWAY" --echo --listen 127.0.0.1:0 --threads 1 --admin off >"$log" 2>&1 & ;;
+    workers)
+      link_dir=$WORK/links
+      mkdir -p "$link_dir"
+      "$GATEWAY" --listen 127.0.0.1:0 --threads 1 --link-dir "$link_dir" --admin off >"$log" 2>&1 &
+      path=/echo
+      ;;
     ws) node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
     uws) node "$BENCH/peers/uws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
     uws-native) "$UWS_NATIVE_BIN" echo 0 127.0.0.1 >"$log" 2>&1 & ;;
-    *) die "unknown server kind '$kind' (framegate, ws, uws, uws-native)" ;;
+    *) die "unknown server kind '$kind' (framegate, workers, ws, uws, uws-native)" ;;
   esac
   SERVER_PID=$!
   wait_listening "$log" 'listening on [^ ]+:[0-9]+'
-  "$LOADGEN" --url "ws://127.0.0.1:$PORT/" --mode rate --connections 500 --size 256 --rate-per-conn-ms 20 \
-    --warmup 1 --duration $((TRACE_SECONDS + 3)) >"$WORK/$kind.loadgen" 2>&1 &
+  if [[ $kind == workers ]]; then
+    "$WORKER" --id w1 --link-dir "$link_dir" >"$WORK/worker.log" 2>&1 &
+    WORKER_PID=$!
+    for _ in $(seq 100); do grep -q "worker 'w1' .*registered" "$log" && break; sleep 0.1; done
+    grep -q "worker 'w1' .*registered" "$log" || { echo "[$LOG_TAG] the worker did not register" >&2; return 1; }
+  fi
+  "$LOADGEN" --url "ws://127.0.0.1:$PORT$path" --mode rate --connections "$CONNECTIONS" --size 256 \
+    --rate-per-conn-ms "$RATE_MS" --warmup 1 --duration $((TRACE_SECONDS + 3)) >"$WORK/$kind.loadgen" 2>&1 &
   loadgen_pid=$!
   sleep 2
-  # Every thread of the server: strace -p follows only the ones it is given.
-  tids=$(ls "/proc/$SERVER_PID/task" | paste -sd, -)
-  timeout -s INT "$TRACE_SECONDS" strace -c -p "$tids" -o "$trace" >/dev/null 2>&1 || true
+  if [[ $kind == workers ]]; then
+    trace "workers:gateway" "$SERVER_PID" &
+    local gw=$!
+    trace "workers:worker" "$WORKER_PID" || rc=1
+    wait "$gw" || rc=1
+  else
+    trace "$kind" "$SERVER_PID" || rc=1
+  fi
   wait "$loadgen_pid" || true
+  stop_pid "$WORKER_PID" worker
+  WORKER_PID=""
   stop_server "$kind"
-  [[ -s "$trace" ]] || { echo "[$LOG_TAG] $kind: strace recorded nothing" >&2; return 1; }
-  awk -v kind="$kind" '$NF != "total" && $4 ~ /^[0-9]+$/ { printf " %s=%s", $NF, $4 } END { print "" }' "$trace" |
-    sed "s/^/$kind/"
+  ((rc == 0)) || echo "[$LOG_TAG] $kind: nothing was counted" >&2
+  return "$rc"
 }
 
 RESULTS=$WORK/results
 FAILED=0
 for kind in $PEERS; do
-  echo "[$LOG_TAG] tracing $kind for $TRACE_SECONDS s under 25k msg/s" >&2
+  echo "[$LOG_TAG] counting $kind's system calls with $COUNT_WITH for $TRACE_SECONDS s at $((CONNECTIONS * 1000 / RATE_MS)) msg/s" >&2
   count "$kind" >>"$RESULTS" || FAILED=1
 done
-[[ -s "$RESULTS" ]] || die "nothing was traced"
-python3 - "$RESULTS" <<'PY'
+[[ -s "$RESULTS" ]] || die "nothing was counted"
+python3 - "$RESULTS" "$COUNT_WITH" "$((CONNECTIONS * 1000 * TRACE_SECONDS / RATE_MS))" <<'PY'
 import sys
+path, how, messages = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = []
-for line in open(sys.argv[1]):
+for line in open(path):
     kind, *pairs = line.split()
     calls = {k: int(v) for k, v in (p.split("=") for p in pairs)}
     reads = sum(calls.get(k, 0) for k in ("read", "recvfrom", "recvmsg", "readv"))
-    rows.append((kind, calls, reads))
-# Calls that no server makes at least once per 200 reads are left to the total.
+    rows.append((kind, calls, messages if how == "perf" else reads))
+# Calls that no process makes at least once per 200 messages (reads) are left to the total.
 names = sorted((k for k in {k for _, calls, _ in rows for k in calls}
-                if any(reads and calls.get(k, 0) / reads >= 0.005 for _, calls, reads in rows)),
-               key=lambda k: -max(c.get(k, 0) / max(1, r) for _, c, r in rows))
-print("| server | reads traced | " + " | ".join(names) + " | all per read |")
+                if any(d and calls.get(k, 0) / d >= 0.005 for _, calls, d in rows)),
+               key=lambda k: -max(c.get(k, 0) / max(1, d) for _, c, d in rows))
+unit = "message (offered in the window)" if how == "perf" else "read (strace slows the server: see the header)"
+print(f"System calls per {unit}, counted with {how}:\n")
+print("| process | " + ("messages" if how == "perf" else "reads traced") + " | " + " | ".join(names) + " | all |")
 print("|---" * (len(names) + 3) + "|")
-for kind, calls, reads in rows:
-    per = lambda n: f"{n / reads:.2f}" if reads else "-"
-    print(f"| {kind} | {reads} | " + " | ".join(per(calls.get(k, 0)) for k in names) + f" | {per(sum(calls.values()))} |")
+for kind, calls, d in rows:
+    per = lambda n: f"{n / d:.2f}" if d else "-"
+    print(f"| {kind} | {d} | " + " | ".join(per(calls.get(k, 0)) for k in names) + f" | {per(sum(calls.values()))} |")
 PY
 exit "$FAILED"
