@@ -116,14 +116,14 @@ void gateway_link::do_read() {
 }
 
 void gateway_link::on_read(const boost::system::error_code& ec, std::size_t n) {
-  struct read_scope {
-    link_events& events;
-    gateway_link& link;
-    explicit read_scope(link_events& e, gateway_link& l) : events(e), link(l) { events.on_link_read_begin(link); }
-    ~read_scope() { events.on_link_read_end(link); }
-    read_scope(const read_scope&) = delete;
-    read_scope& operator=(const read_scope&) = delete;
-  } scope(events_, *this);
+  // Not a guard object: what the end writes may throw (bad_alloc), which
+  // must reach the worker's handler, not std::terminate from a destructor.
+  events_.on_link_read_begin(*this);
+  handle_read(ec, n);
+  events_.on_link_read_end(*this);
+}
+
+void gateway_link::handle_read(const boost::system::error_code& ec, std::size_t n) {
   if (ec) {
     fail(ec == asio::error::eof ? std::string("the gateway closed the link") : "read: " + ec.message());
     return;

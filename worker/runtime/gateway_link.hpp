@@ -103,7 +103,9 @@ class gateway_link {
   void do_connect();
   void on_connect(const boost::system::error_code& ec);
   void do_read();
+  // Brackets handle_read with on_link_read_begin/end.
   void on_read(const boost::system::error_code& ec, std::size_t n);
+  void handle_read(const boost::system::error_code& ec, std::size_t n);
   void on_write(const boost::system::error_code& ec, std::size_t n);
   // After a write of the batch completed (synchronously or not).
   void on_written(std::size_t n);
