@@ -13,9 +13,8 @@
 // Writes: queue() appends encoded envelopes to wr_batch_; flush() (once
 // per loop turn, from the runtime) writes the batch: at once what the
 // socket takes (link::write_now), asynchronously the rest. Only one write
-// is ever in flight:
-// queue() during a write appends to the next batch, which starts when the
-// write completes.
+// is ever in flight: queue() during a write appends to the next batch,
+// which starts when the write completes.
 #pragma once
 
 #include <array>
