@@ -52,8 +52,11 @@ const std::uint8_t* get_field(const std::uint8_t* p, const std::uint8_t* end, fi
     }
     case 2: {
       std::uint64_t length = 0;
+      const std::uint8_t* const length_at = p;
       p = get_varint(p, end, length);
-      if (p == nullptr || length > static_cast<std::uint64_t>(end - p)) return nullptr;
+      // libprotobuf reads a length as a varint of at most 5 bytes (ReadSize),
+      // padded or not; a longer one fails its parse, so it is not ours to take.
+      if (p == nullptr || p - length_at > 5 || length > static_cast<std::uint64_t>(end - p)) return nullptr;
       f.type = wire_type::length_delimited;
       f.bytes = {p, static_cast<std::size_t>(length)};
       return p + length;

@@ -256,6 +256,10 @@ TEST(HotEnvelopes, OverlongButValidVarintsAreRead) {
   ASSERT_TRUE(fast.has_value());
   EXPECT_EQ(fast->ids, std::vector<std::uint64_t>{7});
   expect_send_agrees(envelope_with(6, send));
+  // A length padded to five bytes, libprotobuf's most for a length.
+  const bytes padded_length{0x32, 0x80, 0x80, 0x80, 0x80, 0x00};
+  ASSERT_TRUE(send_view::parse(padded_length).has_value());
+  expect_send_agrees(padded_length);
 }
 
 // ---- declined: left to libprotobuf, whatever it decides
@@ -299,6 +303,9 @@ TEST(HotEnvelopes, DeclinesWhatItDoesNotTakeAndLibprotobufDecides) {
   cases.push_back({"body longer than the envelope", {0x32, 0x05, 0x10, 0x01}, false});
   cases.push_back({"field number 0", envelope_with(6, {0x00, 0x01}), false});
   cases.push_back({"wire type 7", envelope_with(6, {0x0F}), false});
+  // Found by the fuzz target: libprotobuf reads a length in at most 5 bytes.
+  cases.push_back(
+      {"a length padded to seven bytes", {0xA0, 0x06, 0x01, 0x32, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, false});
   cases.push_back({"11-byte varint",
                    envelope_with(6, {0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}), false});
   cases.push_back({"not a Send", envelope_with(9, {0x08, 0x01}), true});
