@@ -40,7 +40,7 @@ void router_bridge::publish(std::vector<room_message> messages, std::function<vo
   // receipts are in (route_table keeps the callback meanwhile).
   const std::uint64_t id = next_id_++;
   publishes_.emplace(id, std::move(done));
-  asio::post(threads_.front()->context(), [router = router_, messages = std::move(messages), box = mailbox_, id] {
+  threads_.front()->post([router = router_, messages = std::move(messages), box = mailbox_, id] {
     const auto reply = [box, id](publish_outcome o) {
       const std::lock_guard lock(box->mutex);
       if (box->io == nullptr) return;  // the admin listener is gone
@@ -65,7 +65,7 @@ void router_bridge::answer_publish(std::uint64_t id, publish_outcome outcome) {
 void router_bridge::ask(std::function<std::size_t(route_table&)> work, std::function<void(std::size_t)> done) {
   const std::uint64_t id = next_id_++;
   pending_.emplace(id, std::move(done));
-  asio::post(threads_.front()->context(), [router = router_, work = std::move(work), box = mailbox_, id] {
+  threads_.front()->post([router = router_, work = std::move(work), box = mailbox_, id] {
     const std::size_t result = work(*router);
     const std::lock_guard lock(box->mutex);
     if (box->io == nullptr) return;  // the admin listener is gone
@@ -89,7 +89,7 @@ void router_bridge::collect(std::function<void(std::vector<thread_snapshot>)> do
   s.done = std::move(done);
   for (std::size_t i = 0; i < threads_.size(); ++i) {
     io_thread* t = threads_[i];
-    asio::post(t->context(), [t, box = mailbox_, id, i] {
+    t->post([t, box = mailbox_, id, i] {
       thread_snapshot snap = t->snapshot();
       const std::lock_guard lock(box->mutex);
       if (box->io == nullptr) return;

@@ -1,8 +1,12 @@
 #include "gateway/net/io_thread.hpp"
 
-#include <algorithm>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include <boost/asio/post.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "common/logging.hpp"
 
@@ -13,7 +17,6 @@ namespace asio = boost::asio;
 io_thread::io_thread(gateway_shared& shared, unsigned index)
     : shared_(shared),
       index_(index),
-      tick_(io_.get_executor()),
       epoch_(shared.epoch),
       compressor_(shared.config.deflate(), counters_),
       jwt_keys_(shared.config.jwt_keys) {
@@ -31,21 +34,21 @@ io_thread::~io_thread() {
   // After a forced stop some connections may remain: end them while every
   // member is still alive, so their destructors find the thread intact.
   shutting_down_ = true;
-  boost::system::error_code ignored;
-  if (acceptor_) acceptor_->close(ignored);
-  tick_.cancel();
+  close_acceptor();
+  loop_.cancel(tick_);
   for (session* s = head_; s != nullptr; s = s->next_) s->terminate();
-  poller_.stop();
   io_.restart();
   io_.run();
 }
 
 void io_thread::start(acceptor_type acceptor) {
   acceptor_ = std::make_unique<acceptor_type>(std::move(acceptor));
-  do_accept();
-  schedule_tick();
-  poller_.start();
-  thread_ = std::thread([this] { io_.run(); });
+  boost::system::error_code ec;
+  acceptor_->non_blocking(true, ec);
+  if (ec || !loop_.poller().add(acceptor_->native_handle(), listener_))
+    throw std::system_error(ec ? ec.value() : errno, std::generic_category(), "cannot watch the listening socket");
+  tick_ = loop_.every(tick_interval_, [this] { on_tick(); });
+  thread_ = std::thread([this] { loop_.run(); });
 }
 
 void io_thread::join() {
@@ -53,11 +56,11 @@ void io_thread::join() {
 }
 
 void io_thread::request_shutdown() {
-  asio::post(io_, [this] { begin_shutdown(); });
+  loop_.post([this] { begin_shutdown(); });
 }
 
 void io_thread::keys_reloaded(std::shared_ptr<const auth::key_set> keys, std::function<void()> applied) {
-  asio::post(io_, [this, keys = std::move(keys), applied = std::move(applied)]() mutable {
+  loop_.post([this, keys = std::move(keys), applied = std::move(applied)]() mutable {
     if (index_ == 0) ++counters_.auth_key_reloads[keys ? 0 : 1];
     if (keys) jwt_keys_ = std::move(keys);
     if (applied) applied();
@@ -69,32 +72,52 @@ std::uint64_t io_thread::now_ms() const noexcept {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - epoch_).count());
 }
 
-void io_thread::do_accept() {
-  acceptor_->async_accept([this](boost::system::error_code ec, tcp_socket socket) {
-    if (ec == asio::error::operation_aborted || shutting_down_) return;
-    if (!ec) {
-      session_ref(new session(*this, std::move(socket)))->start();
-    } else if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space) {
-      // Out of file descriptors: back off instead of spinning on accept.
-      component_logger("gateway")->warn("accept failed: {}", ec.message());
-      auto retry = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(100));
-      retry->async_wait([this, retry](boost::system::error_code) { do_accept(); });
-      return;
-    }
-    do_accept();
-  });
+void io_thread::listener::on_poll(std::uint32_t events) {
+  if (events & (EPOLLIN | EPOLLERR)) thread.accept_ready();
 }
 
-void io_thread::schedule_tick() {
-  tick_.expires_after(tick_interval_);
-  tick_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
-    on_tick();
-  });
+void io_thread::accept_ready() {
+  if (shutting_down_ || accept_paused_ || !acceptor_) return;
+  const int listening = acceptor_->native_handle();
+  const auto protocol = acceptor_->local_endpoint().protocol();
+  for (int i = 0; i < kAcceptsPerTurn; ++i) {
+    const int fd = ::accept4(listening, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      if (err == EAGAIN || err == EWOULDBLOCK) return;                     // drained: the next connect is a new edge
+      if (err == EINTR || err == ECONNABORTED || err == EPROTO) continue;  // that one is gone; the next
+      // Out of descriptors or memory (or worse): back off instead of spinning
+      // on accept; the tick tries again.
+      component_logger("gateway")->warn("accept failed: {}", std::strerror(err));
+      accept_paused_ = true;
+      accept_retry_ms_ = now_ms() + 100;
+      return;
+    }
+    tcp_socket socket(io_);
+    boost::system::error_code ec;
+    socket.assign(protocol, fd, ec);
+    if (ec) {
+      ::close(fd);
+      continue;
+    }
+    session_ref(new session(*this, std::move(socket)))->start();
+  }
+  loop_.poller().redeliver(listening, EPOLLIN);  // budget spent: the rest on the next turn
+}
+
+void io_thread::close_acceptor() noexcept {
+  if (!acceptor_ || !acceptor_->is_open()) return;
+  loop_.poller().remove(acceptor_->native_handle());
+  boost::system::error_code ignored;
+  acceptor_->close(ignored);
 }
 
 void io_thread::on_tick() {
   const std::uint64_t now = now_ms();
+  if (accept_paused_ && now >= accept_retry_ms_) {
+    accept_paused_ = false;
+    accept_ready();
+  }
   for (session* s = head_; s != nullptr;) {
     session* next = s->next_;  // a session only unlinks itself when destroyed, never during this loop
     s->on_tick(now);
@@ -104,33 +127,29 @@ void io_thread::on_tick() {
   if (shutting_down_) {
     if (session_count_ == 0) {
       sink_->stop();
-      poller_.stop();
-      return;  // nothing keeps the loop alive: run() returns
+      loop_.stop();
+      return;
     }
     if (now >= shutdown_deadline_ms_) {
       component_logger("gateway")->warn("thread {}: {} connections did not close in time", index_, session_count_);
       sink_->stop();
-      poller_.stop();
-      io_.stop();
+      loop_.stop();
       return;
     }
   }
-  schedule_tick();
 }
 
 void io_thread::begin_shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
-  boost::system::error_code ignored;
-  if (acceptor_) acceptor_->close(ignored);
+  close_acceptor();
   for (session* s = head_; s != nullptr; s = s->next_) s->go_away();
   uncork();
   const auto grace = shared_.config.close_timeout + std::chrono::milliseconds(500);
   shutdown_deadline_ms_ = now_ms() + static_cast<std::uint64_t>(grace.count());
   // Notice the last connection leaving quickly, whatever the usual tick.
   tick_interval_ = std::min(tick_interval_, std::chrono::milliseconds(20));
-  tick_.cancel();
-  schedule_tick();
+  loop_.reschedule(tick_, tick_interval_);
 }
 
 byte_buffer& io_thread::cork_for(session& s) {

@@ -15,16 +15,15 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "common/byte_buffer.hpp"
 #include "gateway/config.hpp"
 #include "gateway/limits/per_ip_limits.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
+#include "gateway/net/event_loop.hpp"
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/session.hpp"
-#include "gateway/net/socket_poller.hpp"
 
 namespace fg::gateway {
 
@@ -54,7 +53,13 @@ class io_thread {
   io_thread(gateway_shared& shared, unsigned index);
   ~io_thread();
 
+  // For constructing Asio objects of this thread. To run something on it
+  // from another thread, use post(): the loop may be waiting in its own
+  // epoll set, where Asio's wake-up goes unheard.
   [[nodiscard]] boost::asio::io_context& context() noexcept { return io_; }
+  [[nodiscard]] event_loop& loop() noexcept { return loop_; }
+  // From any thread: runs `fn` on this thread.
+  void post(std::function<void()> fn) { loop_.post(std::move(fn)); }
   [[nodiscard]] const gateway_config& config() const noexcept { return shared_.config; }
   [[nodiscard]] gateway_shared& shared() noexcept { return shared_; }
   [[nodiscard]] thread_counters& counters() noexcept { return counters_; }
@@ -63,7 +68,7 @@ class io_thread {
   [[nodiscard]] unsigned index() const noexcept { return index_; }
   [[nodiscard]] message_sink& sink() noexcept { return *sink_; }
   // Watches the sockets of the thread's open connections.
-  [[nodiscard]] socket_poller& poller() noexcept { return poller_; }
+  [[nodiscard]] socket_poller& poller() noexcept { return loop_.poller(); }
   // permessage-deflate compression of this thread's sends.
   [[nodiscard]] message_compressor& compressor() noexcept { return compressor_; }
 
@@ -105,19 +110,32 @@ class io_thread {
   [[nodiscard]] std::size_t session_count() const noexcept { return session_count_; }
 
  private:
-  void do_accept();
-  void schedule_tick();
+  // New connections per readiness of the listener, at most: the rest wait
+  // a turn, so that a burst of connects cannot starve the open ones.
+  static constexpr int kAcceptsPerTurn = 64;
+
+  // The listening socket's edges reach accept_ready().
+  struct listener final : poll_target {
+    io_thread& thread;
+    explicit listener(io_thread& t) : thread(t) {}
+    void on_poll(std::uint32_t events) override;
+  };
+
+  void accept_ready();
+  void close_acceptor() noexcept;
   void on_tick();
   void begin_shutdown();
 
   gateway_shared& shared_;
   unsigned index_;
   boost::asio::io_context io_{1};
-  socket_poller poller_{io_};
+  event_loop loop_{io_};
   std::unique_ptr<acceptor_type> acceptor_;
-  boost::asio::basic_waitable_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>,
-                                    boost::asio::io_context::executor_type>
-      tick_;
+  listener listener_{*this};
+  // Out of descriptors: accepting waits until this time (now_ms()).
+  bool accept_paused_ = false;
+  std::uint64_t accept_retry_ms_ = 0;
+  event_loop::timer_id tick_ = 0;
   std::chrono::steady_clock::time_point epoch_;  // the gateway's (gateway_shared::epoch)
   std::chrono::milliseconds tick_interval_{100};
   std::thread thread_;

@@ -355,9 +355,8 @@ void session::do_wait_read() {
     return;
   }
   // The poller reports the next edge; bytes already waiting raise none, so
-  // read them on the next turn (posted: the thread's other sockets first).
-  if (std::exchange(maybe_readable_, false))
-    asio::post(home_.context(), [self = session_ref(this)] { self->on_readable({}); });
+  // read them on the next turn, after the thread's other sockets.
+  if (std::exchange(maybe_readable_, false)) home_.poller().redeliver(fd_, EPOLLIN);
 }
 
 void session::on_readable(error_code ec) {

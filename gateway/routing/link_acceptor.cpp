@@ -3,7 +3,12 @@
 #include <filesystem>
 #include <system_error>
 
+#include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "common/link/link_dir_trust.hpp"
 #include "common/link/link_socket.hpp"
@@ -20,53 +25,63 @@ void link_acceptor::prepare_link_dir(const std::string& dir) {
   link::remove_link_sockets(dir);
 }
 
-link_acceptor::link_acceptor(asio::io_context& io, std::string socket_path, std::uint32_t max_envelope,
-                             link_events& events, routing_counters& counters)
-    : socket_path_(std::move(socket_path)),
+link_acceptor::link_acceptor(event_loop& loop, std::string socket_path, std::uint32_t max_envelope, link_events& events,
+                             routing_counters& counters)
+    : loop_(loop),
+      socket_path_(std::move(socket_path)),
       max_envelope_(max_envelope),
       events_(events),
       counters_(counters),
-      acceptor_(io.get_executor()) {
+      acceptor_(loop.context().get_executor()) {
   ::unlink(socket_path_.c_str());
   acceptor_.open();
   error_code ec;
   acceptor_.bind(asio::local::stream_protocol::endpoint(socket_path_), ec);
   if (ec) throw std::system_error(ec, "cannot listen for workers on " + socket_path_);
   acceptor_.listen();
-  do_accept();
+  acceptor_.non_blocking(true);
+  if (!loop_.poller().add(acceptor_.native_handle(), *this))
+    throw std::system_error(errno, std::generic_category(), "cannot watch " + socket_path_);
 }
 
 link_acceptor::~link_acceptor() { stop(); }
 
-bool link_acceptor::from_this_user(worker_link::socket_type& socket) {
+bool link_acceptor::from_this_user(int fd) {
   // The directory's mode keeps other users out; this is the second lock.
-  const auto uid = link::peer_uid(socket.native_handle());
+  const auto uid = link::peer_uid(fd);
   if (uid && *uid == ::geteuid()) return true;
   component_logger("gateway")->warn("refused a link on {} from uid {}: workers must run as uid {}", socket_path_,
                                     uid ? std::to_string(*uid) : std::string("?"), ::geteuid());
-  error_code ignored;
-  socket.close(ignored);
+  ::close(fd);
   return false;
 }
 
 void link_acceptor::stop() {
   if (stopped_) return;
   stopped_ = true;
+  loop_.poller().remove(acceptor_.native_handle());
   error_code ec;
   acceptor_.close(ec);
   ::unlink(socket_path_.c_str());
 }
 
-void link_acceptor::do_accept() {
-  acceptor_.async_accept([this](error_code ec, worker_link::socket_type socket) {
-    if (ec == asio::error::operation_aborted || stopped_) return;
-    if (!ec && !from_this_user(socket)) {
-      ++counters_.links_cut[static_cast<std::size_t>(link_cutoff::foreign_user)];
-    } else if (!ec) {
-      std::make_shared<worker_link>(std::move(socket), events_, read_buffer_, max_envelope_, counters_)->start();
+void link_acceptor::on_poll(std::uint32_t events) {
+  if (stopped_ || !(events & (EPOLLIN | EPOLLERR))) return;
+  // Workers connect once each, a handful per gateway: take them all.
+  for (;;) {
+    const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        component_logger("gateway")->warn("accepting a worker on {} failed: {}", socket_path_, std::strerror(errno));
+      return;
     }
-    do_accept();
-  });
+    if (!from_this_user(fd)) {
+      ++counters_.links_cut[static_cast<std::size_t>(link_cutoff::foreign_user)];
+      continue;
+    }
+    std::make_shared<worker_link>(fd, loop_, events_, read_buffer_, max_envelope_, counters_)->start();
+  }
 }
 
 }  // namespace fg::gateway

@@ -14,16 +14,17 @@
 #include <boost/asio/local/stream_protocol.hpp>
 
 #include "gateway/metrics/gateway_stats.hpp"
+#include "gateway/net/event_loop.hpp"
 #include "gateway/routing/link_port.hpp"
 
 namespace fg::gateway {
 
-class link_acceptor {
+class link_acceptor final : private poll_target {
  public:
   // Binds `socket_path` (an earlier run's socket there is replaced) and
-  // starts accepting; throws std::system_error when it cannot listen.
-  // `max_envelope` bounds what each worker may send.
-  link_acceptor(boost::asio::io_context& io, std::string socket_path, std::uint32_t max_envelope, link_events& events,
+  // starts accepting in `loop`'s epoll set; throws std::system_error when
+  // it cannot listen. `max_envelope` bounds what each worker may send.
+  link_acceptor(event_loop& loop, std::string socket_path, std::uint32_t max_envelope, link_events& events,
                 routing_counters& counters);
   ~link_acceptor();
   link_acceptor(const link_acceptor&) = delete;
@@ -39,10 +40,10 @@ class link_acceptor {
   using acceptor_type =
       boost::asio::basic_socket_acceptor<boost::asio::local::stream_protocol, boost::asio::io_context::executor_type>;
 
-  void do_accept();
-  bool from_this_user(boost::asio::basic_stream_socket<boost::asio::local::stream_protocol,
-                                                       boost::asio::io_context::executor_type>& socket);
+  void on_poll(std::uint32_t events) override;  // connects waiting
+  bool from_this_user(int fd);
 
+  event_loop& loop_;
   std::string socket_path_;
   std::uint32_t max_envelope_;
   link_events& events_;

@@ -1,7 +1,11 @@
 #include "gateway/routing/worker_link.hpp"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "common/link/message_encoder.hpp"
 #include "common/link/write_now.hpp"
@@ -9,43 +13,51 @@
 
 namespace fg::gateway {
 
-namespace asio = boost::asio;
-using boost::system::error_code;
-
-worker_link::worker_link(socket_type socket, link_events& events, std::span<std::uint8_t> read_buffer,
+worker_link::worker_link(int fd, event_loop& loop, link_events& events, std::span<std::uint8_t> read_buffer,
                          std::uint32_t max_envelope, routing_counters& counters)
-    : socket_(std::move(socket)),
-      events_(events),
-      read_buffer_(read_buffer),
-      counters_(counters),
-      decoder_(max_envelope) {}
+    : fd_(fd), loop_(loop), events_(events), read_buffer_(read_buffer), counters_(counters), decoder_(max_envelope) {}
+
+worker_link::~worker_link() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
 void worker_link::start() {
-  error_code ec;
-  socket_.non_blocking(true, ec);
   events_.on_link_opened(*this);
-  do_wait_read();
+  if (!loop_.poller().add(fd_, *this)) return close(std::string("cannot watch the link: ") + std::strerror(errno));
+  // Bytes the worker sent before this are reported too: epoll_ctl(ADD)
+  // queues the socket's current readiness as its first edge.
+  watched_self_ = shared_from_this();
 }
 
 void worker_link::close(std::string_view why) {
   if (closed_) return;
   closed_ = true;
-  error_code ec;
-  socket_.close(ec);
+  loop_.poller().remove(fd_);
+  ::close(fd_);
+  fd_ = -1;
+  // Callers up the stack (this link's own read, the route table) may still
+  // use it: the loop's hold ends with the turn.
+  if (watched_self_) loop_.release_at_turn_end(std::move(watched_self_));
   events_.on_link_lost(*this, why);
+}
+
+void worker_link::on_poll(std::uint32_t events) {
+  if (closed_) return;
+  const auto self = shared_from_this();  // handlers below may close the link
+  if ((events & EPOLLOUT) && !in_flight_.empty() && write_in_flight()) {
+    out_.complete_write();
+    flush();  // what was queued while this write waited
+  }
+  if (!closed_ && (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))) on_readable(events);
 }
 
 // ---------------------------------------------------------------- reading
 
-void worker_link::do_wait_read() {
-  socket_.async_wait(socket_type::wait_read, [self = shared_from_this()](error_code ec) { self->on_readable(ec); });
-}
-
-void worker_link::on_readable(error_code ec) {
-  if (closed_) return;
-  if (ec) return close(ec.message());
+void worker_link::on_readable(std::uint32_t events) {
+  // After the worker's last bytes comes its end of stream, and it raises no
+  // edge of its own: when the edge says the peer is gone, read to the end.
+  const bool peer_gone = (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
   const auto started = std::chrono::steady_clock::now();
-  const auto self = shared_from_this();  // handlers below may close the link
   const auto take_send = [this](std::span<const std::uint8_t> bytes) {
     const auto send = link::send_view::parse(bytes);
     if (!send) return false;
@@ -64,26 +76,41 @@ void worker_link::on_readable(error_code ec) {
   // Bounded, so that one busy worker cannot starve the thread's clients.
   std::string failure;
   bool took = false;
+  bool drained = false;
   for (int reads = 0; reads < kReadsPerTurn; ++reads) {
-    const std::size_t n = socket_.read_some(asio::buffer(read_buffer_.data(), read_buffer_.size()), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) break;
-    if (ec) {
-      failure = ec == asio::error::eof ? "worker disconnected" : ec.message();
+    const ssize_t n = ::recv(fd_, read_buffer_.data(), read_buffer_.size(), MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        drained = true;
+        break;
+      }
+      if (errno == EINTR) continue;
+      failure = std::strerror(errno);
+      break;
+    }
+    if (n == 0) {
+      failure = "worker disconnected";
       break;
     }
     took = true;
-    if (const auto err = decoder_.feed(read_buffer_.first(n), take_send, take_envelope);
+    const auto got = static_cast<std::size_t>(n);
+    if (const auto err = decoder_.feed(read_buffer_.first(got), take_send, take_envelope);
         err != link::decode_error::none) {
       failure = link::to_string(err);
       break;
     }
-    if (closed_ || n < read_buffer_.size()) break;  // a short read drained the socket: no read to say so
+    if (closed_) break;
+    if (got < read_buffer_.size() && !peer_gone) {  // a short read drained the socket: no read to say so
+      drained = true;
+      break;
+    }
   }
   // Even if an envelope closed the link: what the others made ready goes out.
   if (took) events_.on_link_batch_end();
   counters_.link_turn_ns.observe(metrics::ns_since(started));
   if (!failure.empty()) return close(failure);
-  if (!closed_) do_wait_read();
+  // The budget ran out with bytes left: edge-triggered, they raise no new edge.
+  if (!closed_ && !drained) loop_.poller().redeliver(fd_, EPOLLIN);
 }
 
 void worker_link::on_ack(std::uint64_t seq) {
@@ -115,32 +142,38 @@ void worker_link::send(const framegate::link::Envelope& e) {
 void worker_link::schedule_flush() {
   if (flush_scheduled_) return;
   flush_scheduled_ = true;
-  asio::post(socket_.get_executor(), [self = shared_from_this()] {
-    self->flush_scheduled_ = false;
-    self->flush();
-  });
+  // The aliasing constructor: the base is private, a cast in shared_ptr's code could not see it.
+  loop_.at_turn_end(std::shared_ptr<turn_end_task>(shared_from_this(), static_cast<turn_end_task*>(this)));
+}
+
+void worker_link::on_turn_end() {
+  flush_scheduled_ = false;
+  flush();
 }
 
 void worker_link::flush() {
   if (closed_) return;
   const std::uint32_t envelopes = out_.queued_envelopes();
   const auto bytes = out_.begin_write();
-  if (bytes.empty()) return;  // a write is in flight (its completion flushes again), or nothing is queued
+  if (bytes.empty()) return;  // a write is in flight (its end flushes again), or nothing is queued
   counters_.envelopes_per_write.observe(envelopes);
   // Bounded: a worker that never acknowledges stops being sampled, not the gateway.
   if (last_seq_ != 0 && (batch_times_.empty() || batch_times_.back().seq < last_seq_) && batch_times_.size() < 256)
     batch_times_.push_back({last_seq_, std::chrono::steady_clock::now()});
-  const std::size_t done = link::write_now(socket_.native_handle(), bytes);
-  if (done == bytes.size()) {
-    out_.complete_write();
-    return;
+  in_flight_ = bytes;
+  if (write_in_flight()) out_.complete_write();
+  // Else the socket's next writable edge (on_poll) writes the rest. A
+  // failed socket raises EPOLLERR or EPOLLHUP there, and the read reports it.
+}
+
+bool worker_link::write_in_flight() {
+  // Until the socket takes no more: only a full socket raises the next writable edge.
+  while (!in_flight_.empty()) {
+    const std::size_t n = link::write_now(fd_, in_flight_);
+    if (n == 0) return false;
+    in_flight_ = in_flight_.subspan(n);
   }
-  asio::async_write(socket_, asio::buffer(bytes.data() + done, bytes.size() - done),
-                    [self = shared_from_this()](error_code ec, std::size_t) {
-                      self->out_.complete_write();
-                      if (ec) return self->close(ec.message());
-                      self->flush();
-                    });
+  return true;
 }
 
 }  // namespace fg::gateway

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "common/link/link_socket.hpp"
 
@@ -11,10 +12,10 @@ worker_router::worker_router(io_thread& home)
     : route_table(home.config(), {home.shared().gateway_id, home.index()}, home.compressor(),
                   [&home] { home.uncork(); }),
       home_(home),
-      acceptor_(home.context(), link::link_socket_path(home.config().link_dir, home.index()),
-                max_worker_envelope(home.config()), *this, counters()),
-      ping_timer_(home.context().get_executor()) {
-  schedule_link_ping();
+      acceptor_(home.loop(), link::link_socket_path(home.config().link_dir, home.index()),
+                max_worker_envelope(home.config()), *this, counters()) {
+  if (home.config().link_ping.count() != 0)
+    ping_timer_ = home.loop().every(home.config().link_ping, [this] { tick(std::chrono::steady_clock::now()); });
 }
 
 worker_router::~worker_router() { stop(); }
@@ -22,19 +23,9 @@ worker_router::~worker_router() { stop(); }
 void worker_router::stop() {
   if (stopped_) return;
   stopped_ = true;
-  ping_timer_.cancel();
+  if (ping_timer_) home_.loop().cancel(*std::exchange(ping_timer_, std::nullopt));
   acceptor_.stop();
   route_table::stop();
-}
-
-void worker_router::schedule_link_ping() {
-  if (home_.config().link_ping.count() == 0) return;
-  ping_timer_.expires_after(home_.config().link_ping);
-  ping_timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec || stopped_) return;
-    tick(std::chrono::steady_clock::now());
-    schedule_link_ping();
-  });
 }
 
 }  // namespace fg::gateway

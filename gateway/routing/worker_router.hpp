@@ -3,9 +3,7 @@
 // acceptor its workers connect to and the timer of its link pings.
 #pragma once
 
-#include <chrono>
-
-#include <boost/asio/steady_timer.hpp>
+#include <optional>
 
 #include "gateway/net/io_thread.hpp"
 #include "gateway/routing/link_acceptor.hpp"
@@ -21,13 +19,9 @@ class worker_router final : public route_table {
   void stop() override;
 
  private:
-  void schedule_link_ping();
-
   io_thread& home_;
   link_acceptor acceptor_;
-  boost::asio::basic_waitable_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>,
-                                    boost::asio::io_context::executor_type>
-      ping_timer_;
+  std::optional<event_loop::timer_id> ping_timer_;  // none with --link-ping 0
   bool stopped_ = false;
 };
 

@@ -1,7 +1,9 @@
 // The per-thread epoll set of open connections: edges reach their target
 // once, a removed descriptor's pending edges are dropped (a target may end
-// another during a batch), and stop() lets the loop end.
+// another during a batch), and a redelivered edge comes back once, after
+// the kernel's.
 #include "gateway/net/socket_poller.hpp"
+#include "tests/unit/gateway/net/poll_fixtures.hpp"
 
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -15,59 +17,17 @@
 #include <functional>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-
 namespace fg::gateway {
 namespace {
 
-namespace asio = boost::asio;
+using poll_fixtures::recorder;
+using poll_fixtures::socket_pair;
 
-struct socket_pair {
-  int ours = -1, theirs = -1;
-  socket_pair() {
-    int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) == 0) {
-      ours = fds[0];
-      theirs = fds[1];
-    }
-  }
-  ~socket_pair() {
-    if (ours >= 0) ::close(ours);
-    if (theirs >= 0) ::close(theirs);
-  }
-  void send(const char* s) const { ASSERT_EQ(::write(theirs, s, 1), 1); }
-};
-
-struct recorder final : poll_target {
-  std::vector<std::uint32_t> events;
-  std::function<void()> on_edge;
-  void on_poll(std::uint32_t e) override {
-    events.push_back(e);
-    if (on_edge) on_edge();
-  }
-  [[nodiscard]] std::size_t readable() const {
-    std::size_t n = 0;
-    for (const auto e : events) n += (e & EPOLLIN) != 0;
-    return n;
-  }
-};
-
-// Runs the loop for a while (the poller's wait keeps it busy forever).
-void run_for(asio::io_context& io, std::chrono::milliseconds d) {
-  io.restart();
-  io.run_for(d);
-}
-
-// A started poller watching one socket pair's end for a recorder.
+// A poller watching one socket pair's end for a recorder.
 class watched_socket : public ::testing::Test {
  protected:
-  void SetUp() override {
-    poller.start();
-    ASSERT_TRUE(poller.add(p.ours, r));
-  }
-  asio::io_context io{1};
-  socket_poller poller{io};
+  void SetUp() override { ASSERT_TRUE(poller.add(p.ours, r)); }
+  socket_poller poller;
   socket_pair p;
   recorder r;
 };
@@ -75,49 +35,65 @@ class watched_socket : public ::testing::Test {
 TEST_F(watched_socket, ReportsAnEdgeOnceUntilNewDataArrives) {
   EXPECT_EQ(poller.watched(), 1u);
   p.send("a");
-  run_for(io, std::chrono::milliseconds(50));
+  poller.wait(1000);
+  poller.wait(50);
   EXPECT_EQ(r.readable(), 1u) << "edge-triggered: unread data is reported once";
   p.send("b");
-  run_for(io, std::chrono::milliseconds(50));
+  poller.wait(1000);
   EXPECT_EQ(r.readable(), 2u) << "new data is a new edge";
 }
 
 TEST(SocketPoller, ARemovedDescriptorIsNotReportedEvenWithinTheBatch) {
-  asio::io_context io{1};
-  socket_poller poller(io);
-  poller.start();
+  socket_poller poller;
   socket_pair a, b;
   recorder ra, rb;
   ASSERT_TRUE(poller.add(a.ours, ra));
   ASSERT_TRUE(poller.add(b.ours, rb));
   // Whichever edge comes first removes the other: its edge, already in the
   // same batch, must not be delivered.
-  ra.on_edge = [&] { poller.remove(b.ours); };
-  rb.on_edge = [&] { poller.remove(a.ours); };
+  ra.on_edge = [&](std::uint32_t) { poller.remove(b.ours); };
+  rb.on_edge = [&](std::uint32_t) { poller.remove(a.ours); };
   a.send("x");
   b.send("y");
-  run_for(io, std::chrono::milliseconds(50));
+  poller.wait(1000);
   EXPECT_EQ(ra.events.size() + rb.events.size(), 1u);
   EXPECT_EQ(poller.watched(), 1u);
 }
 
-TEST_F(watched_socket, StopLetsTheLoopEnd) {
-  run_for(io, std::chrono::milliseconds(50));  // takes the first edge (writable): the set is quiet now
-  io.restart();
-  asio::post(io, [&] { poller.stop(); });
-  // Out of work, run_for() returns early and the context is stopped; the
-  // poller's wait, left pending, would keep it running for the whole 5 s.
-  io.run_for(std::chrono::seconds(5));
-  EXPECT_TRUE(io.stopped());
-  p.send("z");
-  io.restart();
-  io.poll();
-  EXPECT_EQ(r.readable(), 0u) << "no edge is delivered once stopped";
+TEST_F(watched_socket, ARedeliveredEdgeComesBackOnceWithoutNewBytes) {
+  poller.wait(1000);  // the first edge (writable)
+  const std::size_t before = r.events.size();
+  poller.redeliver(p.ours, EPOLLIN);
+  EXPECT_TRUE(poller.has_redeliveries());
+  // No bytes arrived: only the redelivery can report anything, and the wait
+  // must not block for it (a blocking wait here would take the full 5 s
+  // and still find nothing).
+  EXPECT_EQ(poller.wait(5000), 1u);
+  ASSERT_EQ(r.events.size(), before + 1);
+  EXPECT_EQ(r.events.back(), static_cast<std::uint32_t>(EPOLLIN));
+  EXPECT_FALSE(poller.has_redeliveries());
+  EXPECT_EQ(poller.wait(0), 0u) << "once";
+}
+
+TEST_F(watched_socket, ARedeliveryForARemovedDescriptorIsDropped) {
+  poller.wait(1000);
+  const std::size_t before = r.events.size();
+  poller.redeliver(p.ours, EPOLLIN);
+  poller.remove(p.ours);
+  poller.wait(0);
+  EXPECT_EQ(r.events.size(), before);
+}
+
+TEST_F(watched_socket, WhatATargetRedeliversDuringAWaitIsForTheNextOne) {
+  poller.wait(1000);
+  r.on_edge = [&](std::uint32_t) { poller.redeliver(p.ours, EPOLLIN); };
+  p.send("a");
+  EXPECT_EQ(poller.wait(1000), 1u) << "the kernel's edge only";
+  EXPECT_EQ(poller.wait(1000), 1u) << "then the redelivery";
 }
 
 TEST(SocketPoller, RefusesADescriptorEpollCannotWatch) {
-  asio::io_context io{1};
-  socket_poller poller(io);
+  socket_poller poller;
   recorder r;
   EXPECT_FALSE(poller.add(-1, r));
   const int regular = ::open("/proc/self/stat", O_RDONLY);  // files do not support epoll
