@@ -206,7 +206,8 @@ add_supervisor_probes() {
 }
 
 # start_rooms_server framegate|node|uws|uws-native [SERVER ARGS...]: the
-# cluster serving /rooms (framegate up with WORKERS workers, the Node cluster
+# cluster serving /rooms (framegate up with WORKERS workers and GATEWAY_THREADS
+# gateway threads, the Node cluster
 # peer, or a one-process uWS peer without Redis) on a free port, sharing
 # REDIS_URL; sets SERVER_PID, PORT and PROBES (the loadgen's --probe-pid
 # arguments for every process of the cluster).
@@ -219,7 +220,9 @@ start_rooms_server() {
   case "$kind" in
     framegate)
       # --admin off: the admin listener's default port 9090 could be taken.
-      "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" --admin off \
+      # GATEWAY_THREADS reaches the gateway through its environment (framegate
+      # up hands options it does not know to the workers); unset, one per core.
+      FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" --admin off \
         --log-level info "$@" >"$WORK/server.log" 2>&1 &
       SERVER_PID=$!
       wait_listening "$WORK/server.log" 'gateway listening on ws://[0-9.]+:[0-9]+/?'

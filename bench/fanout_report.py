@@ -83,6 +83,7 @@ def main():
     ap.add_argument("--duration", type=float, default=None)
     ap.add_argument("--loadgen-threads", type=int, default=None)
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--gateway-threads", type=int, default=None, help="framegate's gateway I/O threads (0: one per core)")
     ap.add_argument("--variants", default="", help="FRAMEGATE_VARIANTS of the run")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
@@ -97,6 +98,7 @@ def main():
         "quick": a.quick == "1",
         "duration_s": a.duration,
         "workers": a.workers,
+        "gateway_threads": a.gateway_threads,
         "loadgen_threads": a.loadgen_threads,
         "framegate_variants": a.variants,
         "machine": {"cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version()},

@@ -33,7 +33,8 @@
 #                           (default all)
 #   TAIL_ROUNDS             rounds of the 50k/s open loop for the peers its checks compare
 #                           (framegate, workers, uws-native); the checks take each peer's median
-#                           p99 (default 3; 1 with --quick)
+#                           p99 (default 5; 1 with --quick: round 1 follows the 100k/s runs
+#                           and has been the worst of framegate's in every full run so far)
 # The idle-connections workload runs for every kind but workers (a worker holds
 # one table entry per connection and no socket; its RSS growth per connection
 # is reported from the open-loop run instead).
@@ -75,7 +76,7 @@ has_peer() { [[ " $PEERS " == *" $1 "* ]]; }
 # One run's p99 at 50k/s is decided by the scheduler of two shared cores: it
 # swings several-fold between runs (native uWS: 1.74 ms in one full run,
 # 20 ms in the next). The checks compare medians over rounds instead.
-TAIL_ROUNDS=${TAIL_ROUNDS:-$( ((QUICK)) && echo 1 || echo 3)}
+TAIL_ROUNDS=${TAIL_ROUNDS:-$( ((QUICK)) && echo 1 || echo 5)}
 [[ "$TAIL_ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "TAIL_ROUNDS must be a positive integer (got '$TAIL_ROUNDS')"
 if has_peer workers; then
   [[ -x "$WORKER" ]] || die "worker binary not found: $WORKER (build it, or set FRAMEGATE_WORKER_BIN)"

@@ -32,6 +32,10 @@
 #   UWS_NATIVE_BIN          the native uWS peer binary (bench/peers/uws/build.sh SRC_DIR prints it)
 #   WORKLOADS               subset of the workload names above (default: all three)
 #   WORKERS                 worker processes of both servers (default 2)
+#   GATEWAY_THREADS         framegate's gateway I/O threads (default 1: the one core the uWS
+#                           peers' single loop gets; 0 is the gateway's own default, one per
+#                           core, which on 2 cores shared with the load generator made 12% more
+#                           sends per delivery and a 1.4x higher p99 in 1room-1m)
 #   FRAMEGATE_VARIANTS      run framegate once per variant, NAME:ARG,ARG,... separated by
 #                           spaces, the ARGs added to `framegate up` (which passes options it
 #                           does not know to the workers), e.g. the cost of history:
@@ -58,6 +62,8 @@ PEERS_EXPLICIT=$([[ -n "${PEERS:-}" ]] && echo 1 || echo 0)
 PEERS=${PEERS:-framegate node $(default_uws_peers)}
 WORKLOADS=${WORKLOADS:-1room-100k 1room-1m 100rooms}
 WORKERS=${WORKERS:-2}
+GATEWAY_THREADS=${GATEWAY_THREADS:-1}
+[[ "$GATEWAY_THREADS" =~ ^[0-9]+$ ]] || die "GATEWAY_THREADS must be a number (got '$GATEWAY_THREADS')"
 LOADGEN_THREADS=${LOADGEN_THREADS:-1}
 
 parse_bench_args 48 "$@"
@@ -152,6 +158,6 @@ done
 
 result=$(results_file fanout)
 python3 "$BENCH/fanout_report.py" --out "$result" --quick "$QUICK" --duration "$DURATION" \
-  --loadgen-threads "$LOADGEN_THREADS" --workers "$WORKERS" --variants "${FRAMEGATE_VARIANTS:-}" "${runs[@]}"
+  --loadgen-threads "$LOADGEN_THREADS" --workers "$WORKERS" --gateway-threads "$GATEWAY_THREADS" --variants "${FRAMEGATE_VARIANTS:-}" "${runs[@]}"
 echo "[run_fanout] results: $result" >&2
 exit $status

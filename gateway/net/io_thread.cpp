@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "common/logging.hpp"
 
@@ -35,7 +36,7 @@ io_thread::~io_thread() {
   // member is still alive, so their destructors find the thread intact.
   shutting_down_ = true;
   close_acceptor();
-  loop_.cancel(tick_);
+  if (tick_) loop_.cancel(*tick_);
   for (session* s = head_; s != nullptr; s = s->next_) s->terminate();
   io_.restart();
   io_.run();
@@ -149,7 +150,7 @@ void io_thread::begin_shutdown() {
   shutdown_deadline_ms_ = now_ms() + static_cast<std::uint64_t>(grace.count());
   // Notice the last connection leaving quickly, whatever the usual tick.
   tick_interval_ = std::min(tick_interval_, std::chrono::milliseconds(20));
-  loop_.reschedule(tick_, tick_interval_);
+  if (tick_) loop_.reschedule(*tick_, tick_interval_);
 }
 
 byte_buffer& io_thread::cork_for(session& s) {
@@ -175,6 +176,17 @@ void io_thread::uncork() {
   auto sessions = std::move(deferred_);
   deferred_.clear();
   for (const auto& s : sessions) s->flush_deferred();
+}
+
+void io_thread::uncork_at_turn_end() {
+  if (std::exchange(turn_end_uncork_.scheduled, true)) return;
+  // Not owned: the thread outlives its loop's turns (the aliasing constructor with no owner).
+  loop_.at_turn_end(std::shared_ptr<turn_end_task>(std::shared_ptr<void>(), &turn_end_uncork_));
+}
+
+void io_thread::turn_end_uncork::on_turn_end() {
+  scheduled = false;
+  thread.uncork();
 }
 
 void io_thread::forget_cork(const session& s) noexcept {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -89,6 +90,11 @@ class io_thread {
     return cork_owner_ == &s ? cork_.size() : 0;
   }
   void uncork();
+  // uncork() once every edge of this loop turn is handled: what the
+  // turn's several link reads queue for one client (a fan-out through two
+  // workers) then leaves in one send, as uWebSockets drains its pub/sub
+  // once per loop iteration.
+  void uncork_at_turn_end();
   void forget_cork(const session& s) noexcept;
   // A session whose output was deferred this turn (see session::defer).
   void flush_at_end_of_turn(session_ref s) { deferred_.push_back(std::move(s)); }
@@ -114,6 +120,13 @@ class io_thread {
   // a turn, so that a burst of connects cannot starve the open ones.
   static constexpr int kAcceptsPerTurn = 64;
 
+  struct turn_end_uncork final : turn_end_task {
+    io_thread& thread;
+    bool scheduled = false;
+    explicit turn_end_uncork(io_thread& t) : thread(t) {}
+    void on_turn_end() override;
+  };
+
   // The listening socket's edges reach accept_ready().
   struct listener final : poll_target {
     io_thread& thread;
@@ -132,10 +145,11 @@ class io_thread {
   event_loop loop_{io_};
   std::unique_ptr<acceptor_type> acceptor_;
   listener listener_{*this};
+  turn_end_uncork turn_end_uncork_{*this};
   // Out of descriptors: accepting waits until this time (now_ms()).
   bool accept_paused_ = false;
   std::uint64_t accept_retry_ms_ = 0;
-  event_loop::timer_id tick_ = 0;
+  std::optional<event_loop::timer_id> tick_;     // from start() on
   std::chrono::steady_clock::time_point epoch_;  // the gateway's (gateway_shared::epoch)
   std::chrono::milliseconds tick_interval_{100};
   std::thread thread_;

@@ -57,7 +57,8 @@ struct route_table_identity {
 class route_table : public message_sink, public link_events {
  public:
   // `flush_clients` writes what the table queued for clients (the thread's
-  // cork); it is called after each link batch and after a failover.
+  // cork), at once or when the loop's turn ends; it is called after each
+  // link batch and after a failover.
   route_table(const gateway_config& config, route_table_identity identity, message_compressor& compressor,
               std::function<void()> flush_clients);
   ~route_table() override;

@@ -10,7 +10,7 @@ namespace fg::gateway {
 
 worker_router::worker_router(io_thread& home)
     : route_table(home.config(), {home.shared().gateway_id, home.index()}, home.compressor(),
-                  [&home] { home.uncork(); }),
+                  [&home] { home.uncork_at_turn_end(); }),
       home_(home),
       acceptor_(home.loop(), link::link_socket_path(home.config().link_dir, home.index()),
                 max_worker_envelope(home.config()), *this, counters()) {
