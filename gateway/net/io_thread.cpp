@@ -45,7 +45,8 @@ io_thread::~io_thread() {
 void io_thread::start(acceptor_type acceptor) {
   acceptor_ = std::make_unique<acceptor_type>(std::move(acceptor));
   boost::system::error_code ec;
-  acceptor_->non_blocking(true, ec);
+  listen_protocol_ = acceptor_->local_endpoint(ec).protocol();
+  if (!ec) acceptor_->non_blocking(true, ec);
   if (ec || !loop_.poller().add(acceptor_->native_handle(), listener_))
     throw std::system_error(ec ? ec.value() : errno, std::generic_category(), "cannot watch the listening socket");
   tick_ = loop_.every(tick_interval_, [this] { on_tick(); });
@@ -80,7 +81,6 @@ void io_thread::listener::on_poll(std::uint32_t events) {
 void io_thread::accept_ready() {
   if (shutting_down_ || accept_paused_ || !acceptor_) return;
   const int listening = acceptor_->native_handle();
-  const auto protocol = acceptor_->local_endpoint().protocol();
   for (int i = 0; i < kAcceptsPerTurn; ++i) {
     const int fd = ::accept4(listening, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
@@ -96,7 +96,7 @@ void io_thread::accept_ready() {
     }
     tcp_socket socket(io_);
     boost::system::error_code ec;
-    socket.assign(protocol, fd, ec);
+    socket.assign(listen_protocol_, fd, ec);
     if (ec) {
       ::close(fd);
       continue;

@@ -145,6 +145,7 @@ class io_thread {
   event_loop loop_{io_};
   std::unique_ptr<acceptor_type> acceptor_;
   listener listener_{*this};
+  boost::asio::ip::tcp listen_protocol_ = boost::asio::ip::tcp::v4();  // of accepted sockets (v4 or v6)
   turn_end_uncork turn_end_uncork_{*this};
   // Out of descriptors: accepting waits until this time (now_ms()).
   bool accept_paused_ = false;
