@@ -60,6 +60,13 @@ class WorkerLink : public ::testing::Test {
     link_ = std::make_shared<worker_link>(gateway_side_.release(), loop_, events_, read_buffer_, 1 << 20, counters_);
   }
 
+  // An open link is held by its loop until closed (as the route table's
+  // stop() closes them): close it, and let the turn's end release it.
+  void TearDown() override {
+    link_->close("test over");
+    loop_.run_one_turn(0);
+  }
+
   // Turns of the loop until `done` (bounded: 5 s).
   template <typename Done>
   void run_until(Done done) {
