@@ -322,6 +322,7 @@ bool session::adopt_socket() {
 void session::on_poll(std::uint32_t events) {
   if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP) && std::exchange(write_waiting_, false)) on_writable({});
   if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) || !adopted()) return;
+  if (events & (EPOLLRDHUP | EPOLLERR | EPOLLHUP)) peer_gone_ = true;
   if (reading_)
     on_readable({});
   else
@@ -378,7 +379,9 @@ void session::on_readable(error_code ec) {
   if (const std::int64_t waited = realtime_ns() - r.received_ns; r.received_ns != 0 && waited >= 0)
     c.receive_wait_ns.observe(static_cast<std::uint64_t>(waited));
   c.socket_read_bytes += r.bytes;
-  if (r.bytes == buffer.size()) maybe_readable_ = true;  // the rest raises no new edge
+  // The rest raises no new edge; nor does the end of stream after a peer's
+  // last bytes, when both came in one edge: read on to see it.
+  if (r.bytes == buffer.size() || peer_gone_) maybe_readable_ = true;
   const std::uint32_t frames_before = reader_.frames_seen();
   consume(buffer.first(r.bytes));
   c.frames_per_read.observe(static_cast<std::uint32_t>(reader_.frames_seen() - frames_before));  // modulo 2^32

@@ -202,6 +202,7 @@ class session final : public connection, public poll_target, public ref_counted<
   bool reading_ = false;         // a read is wanted on the next readiness
   bool maybe_readable_ = false;  // adopted: bytes may wait that no edge will announce
   bool write_waiting_ = false;   // adopted: a backlog waits for the socket to take more
+  bool peer_gone_ = false;       // adopted: an edge said the peer's end of stream (or an error) came
   bool paused_ = false;
   bool ping_outstanding_ = false;
   bool counted_ = false;  // holds a slot of --max-connections (from the accept on)

@@ -3,6 +3,7 @@
 import os
 import re
 import signal
+import socket
 import sys
 import unittest
 import urllib.request
@@ -10,7 +11,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from framegate_harness import (  # noqa: E402
-    OP_BINARY, OP_CLOSE, OP_PING, OP_TEXT, TARGET, GatewayTestCase, build_frame, close_payload,
+    OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, TARGET, GatewayTestCase, build_frame, close_payload,
 )
 
 VALID_CODES = (1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999)
@@ -158,6 +159,28 @@ class CloseTimeoutTest(GatewayTestCase):
         client = self.open_client()
         client.send_text(b"bad", rsv=4)
         self.assert_close(client, 1002, reply=False)
+
+
+class PeerEndOfStreamTest(GatewayTestCase):
+    """A client's end of stream ends its connection, even when it comes in one segment with the client's last frame."""
+
+    # Far away, so that only the end of stream can end the connection within the bound.
+    gateway_args = ("--idle-ping", "120")
+
+    def test_last_frame_and_fin_in_one_segment(self):
+        client = self.open_client()
+        self.roundtrip(client, OP_TEXT, b"before")
+        # Corked, the frame waits in the client's kernel and the FIN joins it:
+        # the gateway sees both in one readable edge and reads short.
+        # A ping, as the gateway answers it itself, before it reads on: a
+        # message's reply through a worker may come after the end of stream
+        # has failed the connection (1006), and then it is not sent.
+        client.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+        client.send_ping(b"last words")
+        client.sock.shutdown(socket.SHUT_WR)
+        frame = self.expect_frame(client, "the pong of the last frame")
+        self.assertEqual((frame.opcode, frame.payload), (OP_PONG, b"last words"), frame.describe())
+        self.assert_tcp_closed(client, "after the client's end of stream")
 
 
 ADMIN_RE = re.compile(r"admin listening on 127\.0\.0\.1:(\d+)")

@@ -804,10 +804,13 @@ TEST_F(route_table_test, a_snapshot_has_a_row_per_worker_with_its_connections_an
 TEST_F(route_table_test, stop_closes_every_link_and_moves_nobody) {
   auto& a = worker("w1");
   auto& b = worker("w2");
+  links_.push_back(std::make_unique<fake_link>(table()));  // connected, no Register yet
+  auto& unregistered = *links_.back();
   auto& c = open(1);
   table().stop();
   EXPECT_TRUE(a.closed());
   EXPECT_TRUE(b.closed());
+  EXPECT_TRUE(unregistered.closed());  // else the loop would hold it past the gateway's stop
   EXPECT_EQ(table().counters().connections_moved, 0u);
   EXPECT_TRUE(c.is_open());
   message(c, "dropped quietly");  // no worker: nothing to send it to
