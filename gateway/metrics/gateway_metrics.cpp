@@ -99,6 +99,10 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
               static_cast<double>(c.pings_sent));
   out.counter("framegate_gateway_pong_timeouts_total", "Connections closed (1011) because no frame followed a ping.",
               static_cast<double>(c.pong_timeouts));
+  out.counter("framegate_gateway_accept_backoffs_total",
+              "Times a thread stopped accepting for 100 ms because accept failed (out of file descriptors or "
+              "memory); connections queue in the kernel meanwhile.",
+              static_cast<double>(c.accept_backoffs));
   counter_by_reason(out, "framegate_gateway_held_closes_total",
                     "Closes held back until the worker acknowledged what the client sent before them.", held_reasons,
                     c.held_closes);

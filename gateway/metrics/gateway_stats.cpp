@@ -42,6 +42,7 @@ void thread_counters::add(const thread_counters& o) {
   add_all(auth_key_reloads, o.auth_key_reloads);
   pings_sent += o.pings_sent;
   pong_timeouts += o.pong_timeouts;
+  accept_backoffs += o.accept_backoffs;
   add_all(held_closes, o.held_closes);
   add_all(held_close_timeouts, o.held_close_timeouts);
   deflate_connections_opened += o.deflate_connections_opened;

@@ -81,6 +81,7 @@ struct thread_counters {
   std::uint64_t dropped_pongs = 0;  // --send-queue-policy drop, a pong to a client that pings and does not read
   std::uint64_t pings_sent = 0;
   std::uint64_t pong_timeouts = 0;
+  std::uint64_t accept_backoffs = 0;  // accept failed (out of descriptors or memory): the listener rested
   std::array<std::uint64_t, held_reasons.size()> held_closes{};          // by held_reason
   std::array<std::uint64_t, held_reasons.size()> held_close_timeouts{};  // released by --close-timeout
   // permessage-deflate (RFC 7692). A broadcast compressed once counts once.

@@ -79,7 +79,7 @@ void io_thread::listener::on_poll(std::uint32_t events) {
 }
 
 void io_thread::accept_ready() {
-  if (shutting_down_ || accept_paused_ || !acceptor_) return;
+  if (shutting_down_ || accept_retry_ || !acceptor_) return;
   const int listening = acceptor_->native_handle();
   for (int i = 0; i < kAcceptsPerTurn; ++i) {
     const int fd = ::accept4(listening, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -88,12 +88,20 @@ void io_thread::accept_ready() {
       if (err == EAGAIN || err == EWOULDBLOCK) return;                     // drained: the next connect is a new edge
       if (err == EINTR || err == ECONNABORTED || err == EPROTO) continue;  // that one is gone; the next
       // Out of descriptors or memory (or worse): back off instead of spinning
-      // on accept; the tick tries again.
-      component_logger("gateway")->warn("accept failed: {}", std::strerror(err));
-      accept_paused_ = true;
-      accept_retry_ms_ = now_ms() + 100;
+      // on accept. The queued connections raise no new edge, so the retry
+      // is what takes them.
+      if (!std::exchange(accept_failing_, true))
+        component_logger("gateway")->warn("accept failed: {}; retrying every {} ms, connections queue meanwhile",
+                                          std::strerror(err), kAcceptRetry.count());
+      ++counters().accept_backoffs;
+      accept_retry_ = loop_.every(kAcceptRetry, [this] {
+        loop_.cancel(*std::exchange(accept_retry_, std::nullopt));
+        accept_ready();
+      });
       return;
     }
+    if (std::exchange(accept_failing_, false))
+      component_logger("gateway")->info("accepting again ({} back-offs so far)", counters().accept_backoffs);
     tcp_socket socket(io_);
     boost::system::error_code ec;
     socket.assign(listen_protocol_, fd, ec);
@@ -115,10 +123,6 @@ void io_thread::close_acceptor() noexcept {
 
 void io_thread::on_tick() {
   const std::uint64_t now = now_ms();
-  if (accept_paused_ && now >= accept_retry_ms_) {
-    accept_paused_ = false;
-    accept_ready();
-  }
   for (session* s = head_; s != nullptr;) {
     session* next = s->next_;  // a session only unlinks itself when destroyed, never during this loop
     s->on_tick(now);

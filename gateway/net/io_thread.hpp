@@ -119,6 +119,7 @@ class io_thread {
   // New connections per readiness of the listener, at most: the rest wait
   // a turn, so that a burst of connects cannot starve the open ones.
   static constexpr int kAcceptsPerTurn = 64;
+  static constexpr std::chrono::milliseconds kAcceptRetry{100};
 
   struct turn_end_uncork final : turn_end_task {
     io_thread& thread;
@@ -147,9 +148,9 @@ class io_thread {
   listener listener_{*this};
   boost::asio::ip::tcp listen_protocol_ = boost::asio::ip::tcp::v4();  // of accepted sockets (v4 or v6)
   turn_end_uncork turn_end_uncork_{*this};
-  // Out of descriptors: accepting waits until this time (now_ms()).
-  bool accept_paused_ = false;
-  std::uint64_t accept_retry_ms_ = 0;
+  // Out of descriptors: accepting waits for this timer (kAcceptRetry).
+  std::optional<event_loop::timer_id> accept_retry_;
+  bool accept_failing_ = false;                  // since the last accept that worked: logged once, not every retry
   std::optional<event_loop::timer_id> tick_;     // from start() on
   std::chrono::steady_clock::time_point epoch_;  // the gateway's (gateway_shared::epoch)
   std::chrono::milliseconds tick_interval_{100};

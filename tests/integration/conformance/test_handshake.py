@@ -1,15 +1,18 @@
 """Opening handshake: acceptance, refusals, Origin, subprotocols, header and connection limits."""
 
 import os
+import re
+import resource
 import sys
 import time
+import urllib.request
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from framegate_harness import (  # noqa: E402
-    DEFAULT_PATH, OP_TEXT, GatewayTestCase, HandshakeError, HttpResponse, accept_for, build_frame, build_handshake_request,
-    validate_upgrade,
+    DEFAULT_PATH, OP_TEXT, GatewayTestCase, WsTimeout, HandshakeError, HttpResponse, accept_for, build_frame, build_handshake_request,
+    make_key, validate_upgrade,
 )
 
 
@@ -204,6 +207,54 @@ class MaxConnectionsTest(GatewayTestCase):
         first.send_close(1000)
         self.assert_close(first, 1000, reply=False)
         self.assert_eventually_accepted()
+
+class OutOfDescriptorsTest(GatewayTestCase):
+    """Out of file descriptors, the gateway rests its listener and serves the queued connections once some free up."""
+
+    gateway_args = None
+    spare = 6  # descriptors the gateway may open past those it holds at rest
+    clients = spare + 3  # the last ones wait in the kernel's queue for the first to leave
+    served_within = 2.0  # a handshake the gateway accepted is answered in milliseconds
+
+    def test_queued_handshakes_are_answered_once_descriptors_free_up(self):
+        gateway = self.start_gateway(("--admin", "127.0.0.1:0"))
+        admin = gateway.wait_for(r"admin listening on 127\.0\.0\.1:(\d+)")[0]
+        held = len(os.listdir(f"/proc/{gateway.pid}/fd"))
+        resource.prlimit(gateway.pid, resource.RLIMIT_NOFILE, (held + self.spare, held + self.spare))
+        clients = []
+        for _ in range(self.clients):
+            client = self.connect(gateway)  # the kernel completes TCP's handshake, accepted or not
+            key = make_key()
+            client.send_raw(build_handshake_request(client.host_header, DEFAULT_PATH, key))
+            clients.append((client, key))
+        gateway.wait_for("accept failed: Too many open files", timeout=10)
+        time.sleep(self.served_within)
+        served, queued = [], []
+        for client, key in clients:
+            try:
+                response = client.read_http_response(timeout=0.05)
+            except WsTimeout:
+                queued.append((client, key))
+                continue
+            self.assertIsNone(validate_upgrade(response, key), response.describe())
+            served.append(client)
+        self.assertTrue(served and queued, f"{len(served)} served, {len(queued)} queued: expected some of each")
+        self.assertLessEqual(len(queued), len(served), "more queued than the served will free room for")
+        # Their descriptors freed, nothing new connecting: only the listener's
+        # retry can take the queued connections (they raise no new edge).
+        for client in served:
+            client.close()
+        for client, key in queued:
+            response = client.read_http_response(timeout=10)
+            self.assertIsNone(validate_upgrade(response, key), response.describe())
+            self.roundtrip(client, OP_TEXT, b"served at last")
+        gateway.wait_for("accepting again", timeout=10)
+        with urllib.request.urlopen(f"http://127.0.0.1:{admin.group(1)}/metrics", timeout=5) as response:
+            scrape = response.read().decode()
+        backoffs = re.search(r"^framegate_gateway_accept_backoffs_total (\d+)", scrape, re.M)
+        self.assertIsNotNone(backoffs, "no accept back-off counter in the scrape")
+        self.assertGreaterEqual(int(backoffs.group(1)), 1)
+
 
 if __name__ == "__main__":
     unittest.main()
