@@ -183,10 +183,12 @@ ROWS = [
               [total(f"{GW}send_queue_bytes", "instance", "{{instance}}")], "bytes"),
         Panel("Backpressure events", "A client's queue hit --max-send-queue: closed (1008), message or pong "
               "dropped, per --send-queue-policy. Client limits: sockets refused (429) by --handshake-rate or "
-              "--max-connections-per-ip, messages past --message-rate / --byte-rate (per --rate-limit-policy).",
+              "--max-connections-per-ip, messages past --message-rate / --byte-rate (per --rate-limit-policy). "
+              "Accept back-offs: a thread stopped accepting for 100 ms because it was out of file descriptors.",
               [rate(f"{GW}backpressure_events_total", "action", "{{action}}"),
                rate(f"{GW}rate_limited_total", "what, action", "rate limit {{what}} {{action}}"),
-               rate(f"{GW}connections_refused_per_ip_total", legend="refused per IP")], "ops"),
+               rate(f"{GW}connections_refused_per_ip_total", legend="refused per IP"),
+               rate(f"{GW}accept_backoffs_total", legend="accept back-offs")], "ops"),
         Panel("Heartbeats", "Pings sent to silent clients and connections closed (1011) because nothing "
               "followed a ping: dead clients the TCP stack did not report.",
               [rate(f"{GW}pings_sent_total", legend="pings"),
