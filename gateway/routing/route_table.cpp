@@ -132,7 +132,7 @@ void route_table::snapshot(thread_snapshot& snap) const {
     row.unacked_bytes += w->unacked.bytes();
   }
   for (const auto& [id, r] : routes_)
-    if (r->to != nullptr) ++rows[r->to->id].connections;
+    if (r.to != nullptr) ++rows[r.to->id].connections;
   snap.workers.reserve(rows.size());
   for (auto& [id, row] : rows) {
     row.worker = id;
@@ -142,10 +142,10 @@ void route_table::snapshot(thread_snapshot& snap) const {
 
 // ---------------------------------------------------------------- clients
 
-route_table::worker* route_table::pick(const route& r) const {
+route_table::worker* route_table::pick(std::uint64_t key_hash, const std::string& path) const {
   const int best = rendezvous_pick(
-      r.key_hash, static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; },
-      [&](int i) { return workers_[i]->registered && workers_[i]->serves(r.info.path); });
+      key_hash, static_cast<int>(workers_.size()), [&](int i) { return workers_[i]->hash; },
+      [&](int i) { return workers_[i]->registered && workers_[i]->serves(path); });
   return best < 0 ? nullptr : workers_[static_cast<std::size_t>(best)].get();
 }
 
@@ -167,39 +167,35 @@ unsigned route_table::admit(const request_info& req, std::string_view& reason) {
 }
 
 void route_table::on_open(connection& c, request_info&& info) {
-  auto r = std::make_unique<route>();
-  r->conn = &c;
-  r->info = std::move(info);
-  r->sticky_key = sticky_key_for(sticky_, r->info, c.id());
-  r->key_hash = hash64(r->sticky_key);
-  r->to = pick(*r);
-  c.set_sink_record(r.get());
-  auto& placed = *routes_.emplace(c.id(), std::move(r)).first->second;
-  if (placed.to == nullptr) {
+  pb::Envelope e;
+  pb::ConnectionOpened& o = *e.mutable_opened();
+  o.set_conn_id(c.id());
+  o.set_sticky_key(sticky_key_for(sticky_, info, c.id()));
+  o.set_path(std::move(info.path));
+  o.set_query(std::move(info.query));
+  for (auto& [k, v] : info.headers) (*o.mutable_headers())[k] = std::move(v);
+  o.set_subprotocol(std::move(info.subprotocol));
+  o.set_remote_address(std::move(info.remote_address));
+  o.set_user(std::move(info.user));
+  o.set_rooms_restricted(info.rooms_restricted);
+  for (auto& pattern : info.rooms_allowed) o.add_rooms_allowed(std::move(pattern));
+  route& r = routes_[c.id()];
+  r.conn = &c;
+  r.key_hash = hash64(o.sticky_key());
+  r.to = pick(r.key_hash, o.path());
+  c.set_sink_record(&r);
+  if (r.to == nullptr) {
     // The worker left between admit() and now.
     c.close(ws::close_code::try_again_later, "no worker available");
     return;
   }
-  ++tally(*placed.to).routed;
-  announce(placed, c.id(), false);
+  o.SerializeToString(&r.opened);
+  ++tally(*r.to).routed;
+  announce(r, e);
 }
 
-void route_table::announce(route& r, std::uint64_t conn_id, bool resumed) {
-  pb::Envelope e;
-  auto* o = e.mutable_opened();
-  o->set_conn_id(conn_id);
-  o->set_gateway_id(identity_.gateway_id);
-  o->set_path(r.info.path);
-  o->set_query(r.info.query);
-  for (const auto& [k, v] : r.info.headers) (*o->mutable_headers())[k] = v;
-  o->set_subprotocol(r.info.subprotocol);
-  o->set_remote_address(r.info.remote_address);
-  o->set_sticky_key(r.sticky_key);
-  o->set_resumed(resumed);
-  o->set_user(r.info.user);
-  o->set_rooms_restricted(r.info.rooms_restricted);
-  for (const auto& pattern : r.info.rooms_allowed) *o->add_rooms_allowed() = pattern;
-  if (resumed && !r.state.empty()) o->mutable_state()->ParseFromString(r.state);
+void route_table::announce(route& r, pb::Envelope& e) {
+  e.mutable_opened()->set_gateway_id(identity_.gateway_id);
   r.to->link->send(e);
 }
 
@@ -236,7 +232,7 @@ void route_table::release_holds(worker& w, bool all) {
     return done;
   });
   for (const std::uint64_t id : ready)
-    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->release_close();
+    if (auto it = routes_.find(id); it != routes_.end()) it->second.conn->release_close();
 }
 
 bool route_table::can_read(connection& c) {
@@ -251,7 +247,7 @@ bool route_table::can_read(connection& c) {
 void route_table::on_close(connection& c, std::uint16_t code, close_origin origin) {
   const auto it = routes_.find(c.id());
   if (it == routes_.end()) return;
-  if (worker* w = it->second->to; w != nullptr) {
+  if (worker* w = it->second.to; w != nullptr) {
     pb::Envelope e;
     auto* closed = e.mutable_closed();
     closed->set_conn_id(c.id());
@@ -318,8 +314,8 @@ void route_table::on_link_envelope(link_port& link, const pb::Envelope& e) {
       const auto it = routes_.find(e.close().conn_id());
       if (it == routes_.end()) return;
       if (!sendable_close_code(e.close().code())) return reject_for({&it->first, 1}, worker_rejection::bad_close_code);
-      it->second->conn->close(static_cast<std::uint16_t>(e.close().code()),
-                              close_reason_from_worker(e.close().reason()));
+      it->second.conn->close(static_cast<std::uint16_t>(e.close().code()),
+                             close_reason_from_worker(e.close().reason()));
       return;
     }
     case pb::Envelope::kState: return on_state(e.state());
@@ -381,7 +377,7 @@ void route_table::on_state(const pb::StateUpdate& u) {
   const auto it = routes_.find(u.conn_id());
   if (it == routes_.end()) return;
   if (u.rooms_joined().empty() && u.rooms_left().empty()) {
-    u.state().SerializeToString(&it->second->state);
+    u.state().SerializeToString(&it->second.state);
     return;
   }
   // A delta (link.proto, StateUpdate): amend the kept state in place.
@@ -389,12 +385,12 @@ void route_table::on_state(const pb::StateUpdate& u) {
   if (u.has_state())
     kept = u.state();
   else
-    kept.ParseFromString(it->second->state);
+    kept.ParseFromString(it->second.state);
   auto& rooms = *kept.mutable_rooms();
   for (const auto& room : u.rooms_left()) rooms.erase(std::remove(rooms.begin(), rooms.end(), room), rooms.end());
   for (const auto& room : u.rooms_joined())
     if (std::find(rooms.begin(), rooms.end(), room) == rooms.end()) *kept.add_rooms() = room;
-  kept.SerializeToString(&it->second->state);
+  kept.SerializeToString(&it->second.state);
 }
 
 void route_table::on_ack(worker& w, std::uint64_t seq) {
@@ -432,13 +428,13 @@ void route_table::deliver(const link::send_view& send) {
     // A reply to one client: framed straight into its connection's
     // output. A shared frame would be built only to be copied once more.
     send.for_each_recipient([&](std::uint64_t id) {
-      if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->send(op, payload);
+      if (auto it = routes_.find(id); it != routes_.end()) it->second.conn->send(op, payload);
     });
     return;
   }
   frames_.reset(op, payload);
   send.for_each_recipient([&](std::uint64_t id) {
-    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->send_shared(frames_);
+    if (auto it = routes_.find(id); it != routes_.end()) it->second.conn->send_shared(frames_);
   });
 }
 
@@ -454,7 +450,7 @@ void route_table::reject_for(const link::send_view& send, worker_rejection why) 
 
 void route_table::close_rejected(std::uint64_t conn_id) {
   if (auto it = routes_.find(conn_id); it != routes_.end())
-    it->second->conn->close(ws::close_code::internal_error, "the worker sent what no client may receive");
+    it->second.conn->close(ws::close_code::internal_error, "the worker sent what no client may receive");
 }
 
 void route_table::ping_links() {
@@ -511,7 +507,7 @@ void route_table::resume_paused(worker& w) {
   auto paused = std::move(w.paused);
   w.paused.clear();
   for (const std::uint64_t id : paused)
-    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->resume_reading();
+    if (auto it = routes_.find(id); it != routes_.end()) it->second.conn->resume_reading();
 }
 
 void route_table::on_link_lost(link_port& link, std::string_view why) {
@@ -526,8 +522,8 @@ void route_table::on_link_lost(link_port& link, std::string_view why) {
   // and nothing may be sent to the lost worker about it.
   std::vector<std::uint64_t> orphans;
   for (auto& [id, r] : routes_) {
-    if (r->to != lost.get()) continue;
-    r->to = nullptr;
+    if (r.to != lost.get()) continue;
+    r.to = nullptr;
     orphans.push_back(id);
   }
   release_holds(*lost, true);  // their replies died with the worker
@@ -543,8 +539,11 @@ void route_table::fail_over(const worker& lost, std::span<const std::uint64_t> o
   for (const std::uint64_t id : orphans) {
     const auto it = routes_.find(id);
     if (it == routes_.end()) continue;
-    auto& r = *it->second;
-    r.to = pick(r);
+    auto& r = it->second;
+    pb::Envelope e;
+    pb::ConnectionOpened& o = *e.mutable_opened();
+    o.ParseFromString(r.opened);
+    r.to = pick(r.key_hash, o.path());
     r.last_seq = 0;
     if (r.to == nullptr) {
       ++counters_.closed_no_worker;
@@ -554,19 +553,21 @@ void route_table::fail_over(const worker& lost, std::span<const std::uint64_t> o
     ++moved;
     ++counters_.connections_moved;
     ++tally(*r.to).routed;
-    announce(r, id, true);
+    o.set_resumed(true);
+    if (!r.state.empty()) o.mutable_state()->ParseFromString(r.state);
+    announce(r, e);
   }
   lost.unacked.for_each([&](std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload) {
     const auto it = routes_.find(conn_id);
-    if (it == routes_.end() || it->second->to == nullptr || !it->second->conn->is_open()) return;
-    auto& r = *it->second;
+    if (it == routes_.end() || it->second.to == nullptr || !it->second.conn->is_open()) return;
+    auto& r = it->second;
     if (!r.to->takes(payload.size())) return refuse_too_big(r);
     ++counters_.messages_replayed;
     ++replayed;
     forward(r, conn_id, binary, payload);
   });
   for (const std::uint64_t id : lost.paused)
-    if (auto it = routes_.find(id); it != routes_.end()) it->second->conn->resume_reading();
+    if (auto it = routes_.find(id); it != routes_.end()) it->second.conn->resume_reading();
   flush_clients_();
   if (!orphans.empty())
     component_logger("gateway")->warn("worker '{}' lost: moved {} connection(s), replayed {} message(s)", lost.id,

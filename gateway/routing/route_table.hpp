@@ -139,14 +139,16 @@ class route_table : public message_sink, public link_events {
     }
   };
 
+  // One per open connection: most of a worker-mode connection's memory in
+  // the gateway, so the request is kept as the serialized Opened (one
+  // exact-size block) rather than as request_info's dozen fields.
   struct route {
     connection* conn = nullptr;
-    request_info info;
-    std::string sticky_key;
-    std::uint64_t key_hash = 0;
-    std::string state;  // serialized ConnectionState kept for failover
     worker* to = nullptr;
+    std::uint64_t key_hash = 0;
     std::uint64_t last_seq = 0;  // of the last message forwarded to `to`
+    std::string opened;          // the Opened first announced, without gateway_id: a failover announces it again
+    std::string state;           // serialized ConnectionState kept for failover
   };
 
   // What is counted per worker id; kept when its links go, so counters
@@ -157,13 +159,14 @@ class route_table : public message_sink, public link_events {
   };
 
   worker* find(const link_port& link) const noexcept;
-  worker* pick(const route& r) const;
+  worker* pick(std::uint64_t key_hash, const std::string& path) const;
   worker_tally& tally(const worker& w);
   [[nodiscard]] bool has_credit(const worker& w) const noexcept;
 
   void on_register(worker& w, const framegate::link::Register& r);
   void forward(route& r, std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload);
-  void announce(route& r, std::uint64_t conn_id, bool resumed);
+  // Sends `e` (an Opened) to r.to, stamped with this gateway's id.
+  void announce(route& r, framegate::link::Envelope& e);
   // The link's worker, marked as heard from; null (and the link closed)
   // when it is unknown, or sends anything but Register first.
   worker* heard_from(link_port& link, bool is_register);
@@ -185,11 +188,11 @@ class route_table : public message_sink, public link_events {
   route_table_identity identity_;
   sticky_key_spec sticky_;
   std::function<void()> flush_clients_;
-  std::vector<std::unique_ptr<worker>> workers_;  // one per open link, registered or not
-  std::unordered_map<std::uint64_t, std::unique_ptr<route>> routes_;
-  std::unique_ptr<room_hub> hub_;  // thread 0 only
-  broadcast_frames frames_;        // a Send, framed once per parameter set of its recipients
-  byte_buffer reencoded_;          // a Send the fast reader declined, in the form it reads
+  std::vector<std::unique_ptr<worker>> workers_;     // one per open link, registered or not
+  std::unordered_map<std::uint64_t, route> routes_;  // a node each: connections hold pointers
+  std::unique_ptr<room_hub> hub_;                    // thread 0 only
+  broadcast_frames frames_;                          // a Send, framed once per parameter set of its recipients
+  byte_buffer reencoded_;                            // a Send the fast reader declined, in the form it reads
   std::vector<worker*> credit_returned_;
   routing_counters counters_;
   api_receipt_book receipts_;

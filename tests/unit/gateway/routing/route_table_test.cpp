@@ -1,6 +1,7 @@
 // The route table driven without a socket: fake connections and links.
 #include "gateway/routing/route_table.hpp"
 
+#include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -398,6 +399,40 @@ class failover_test : public route_table_test {
   fake_connection* on_a_ = nullptr;
   fake_connection* on_b_ = nullptr;
 };
+
+TEST_F(failover_test, a_resumed_connection_is_announced_with_everything_it_was_opened_with) {
+  request_info info = request("/rooms", "198.18.0.9");
+  info.query = "room=lobby&x=1";
+  info.subprotocol = "chat.v2";
+  info.headers = {{"origin", "https://example.test"}, {"cookie", "session=abc"}};
+  info.user = "alice";
+  info.rooms_restricted = true;
+  info.rooms_allowed = {"lobby", "team-*"};
+  std::uint64_t id = 100;
+  while (true) {  // a connection that lands on a
+    const request_info copy = info;
+    open(id, copy);
+    if (serving(id, {a_, b_}) == a_) break;
+    ++id;
+  }
+  pb::ConnectionOpened first;
+  for (const auto& o : a_->opened())
+    if (o.conn_id() == id) first = o;
+  a_->close("killed");
+  pb::ConnectionOpened resumed;
+  for (const auto& o : b_->opened())
+    if (o.conn_id() == id) resumed = o;
+  ASSERT_TRUE(resumed.resumed());
+  resumed.set_resumed(false);
+  resumed.clear_state();
+  std::string difference;
+  google::protobuf::util::MessageDifferencer diff;
+  diff.ReportDifferencesToString(&difference);
+  EXPECT_TRUE(diff.Compare(first, resumed)) << difference;
+  EXPECT_EQ(first.path(), "/rooms");
+  EXPECT_EQ(first.user(), "alice");
+  EXPECT_EQ(first.rooms_allowed_size(), 2);
+}
 
 TEST_F(failover_test, a_lost_worker_s_connections_resume_on_the_next_with_their_state) {
   pb::Envelope state;
