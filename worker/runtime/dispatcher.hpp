@@ -41,6 +41,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/link/hot_envelopes.hpp"
+#include "common/small_fifo.hpp"
 #include "framegate/link.pb.h"
 #include "worker/app.hpp"
 #include "worker/metrics/worker_stats.hpp"
@@ -137,8 +138,8 @@ class dispatcher final : public api {
     app* handler = nullptr;
     app_stats* counted = nullptr;  // the handler's
     std::uint32_t link = 0;
-    std::deque<inbound> inbox;
-    bool ready = false;  // in ready_
+    small_fifo<inbound> inbox;  // empty for most connections: owns nothing then
+    bool ready = false;         // in ready_
   };
   // The messages of a link in arrival (= seq) order from the oldest one
   // not yet handled: the Ack may cover only the handled prefix.
