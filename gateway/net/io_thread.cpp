@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "common/logging.hpp"
@@ -79,7 +78,7 @@ void io_thread::listener::on_poll(std::uint32_t events) {
 }
 
 void io_thread::accept_ready() {
-  if (shutting_down_ || accept_retry_ || !acceptor_) return;
+  if (shutting_down_ || accept_backoff_.resting() || !acceptor_) return;
   const int listening = acceptor_->native_handle();
   for (int i = 0; i < kAcceptsPerTurn; ++i) {
     const int fd = ::accept4(listening, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -87,21 +86,12 @@ void io_thread::accept_ready() {
       const int err = errno;
       if (err == EAGAIN || err == EWOULDBLOCK) return;                     // drained: the next connect is a new edge
       if (err == EINTR || err == ECONNABORTED || err == EPROTO) continue;  // that one is gone; the next
-      // Out of descriptors or memory (or worse): back off instead of spinning
-      // on accept. The queued connections raise no new edge, so the retry
-      // is what takes them.
-      if (!std::exchange(accept_failing_, true))
-        component_logger("gateway")->warn("accept failed: {}; retrying every {} ms, connections queue meanwhile",
-                                          std::strerror(err), kAcceptRetry.count());
+      // Out of descriptors or memory (or worse): rest, then try again.
       ++counters().accept_backoffs;
-      accept_retry_ = loop_.every(kAcceptRetry, [this] {
-        loop_.cancel(*std::exchange(accept_retry_, std::nullopt));
-        accept_ready();
-      });
+      accept_backoff_.rest(err);
       return;
     }
-    if (std::exchange(accept_failing_, false))
-      component_logger("gateway")->info("accepting again ({} back-offs so far)", counters().accept_backoffs);
+    accept_backoff_.accepted();
     tcp_socket socket(io_);
     boost::system::error_code ec;
     socket.assign(listen_protocol_, fd, ec);

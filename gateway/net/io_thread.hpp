@@ -21,6 +21,7 @@
 #include "gateway/config.hpp"
 #include "gateway/limits/per_ip_limits.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
+#include "gateway/net/accept_backoff.hpp"
 #include "gateway/net/event_loop.hpp"
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
@@ -119,7 +120,6 @@ class io_thread {
   // New connections per readiness of the listener, at most: the rest wait
   // a turn, so that a burst of connects cannot starve the open ones.
   static constexpr int kAcceptsPerTurn = 64;
-  static constexpr std::chrono::milliseconds kAcceptRetry{100};
 
   struct turn_end_uncork final : turn_end_task {
     io_thread& thread;
@@ -148,9 +148,7 @@ class io_thread {
   listener listener_{*this};
   boost::asio::ip::tcp listen_protocol_ = boost::asio::ip::tcp::v4();  // of accepted sockets (v4 or v6)
   turn_end_uncork turn_end_uncork_{*this};
-  // Out of descriptors: accepting waits for this timer (kAcceptRetry).
-  std::optional<event_loop::timer_id> accept_retry_;
-  bool accept_failing_ = false;                  // since the last accept that worked: logged once, not every retry
+  accept_backoff accept_backoff_{loop_, "the client listener", [this] { accept_ready(); }};
   std::optional<event_loop::timer_id> tick_;     // from start() on
   std::chrono::steady_clock::time_point epoch_;  // the gateway's (gateway_shared::epoch)
   std::chrono::milliseconds tick_interval_{100};

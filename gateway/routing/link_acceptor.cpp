@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "common/link/link_dir_trust.hpp"
 #include "common/link/link_socket.hpp"
@@ -32,7 +31,8 @@ link_acceptor::link_acceptor(event_loop& loop, std::string socket_path, std::uin
       max_envelope_(max_envelope),
       events_(events),
       counters_(counters),
-      acceptor_(loop.context().get_executor()) {
+      acceptor_(loop.context().get_executor()),
+      backoff_(loop, socket_path_, [this] { accept_all(); }) {
   ::unlink(socket_path_.c_str());
   acceptor_.open();
   error_code ec;
@@ -66,16 +66,20 @@ void link_acceptor::stop() {
 }
 
 void link_acceptor::on_poll(std::uint32_t events) {
-  if (stopped_ || !(events & (EPOLLIN | EPOLLERR))) return;
+  if (events & (EPOLLIN | EPOLLERR)) accept_all();
+}
+
+void link_acceptor::accept_all() {
+  if (stopped_ || backoff_.resting()) return;
   // Workers connect once each, a handful per gateway: take them all.
   for (;;) {
     const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK)
-        component_logger("gateway")->warn("accepting a worker on {} failed: {}", socket_path_, std::strerror(errno));
+      if (errno != EAGAIN && errno != EWOULDBLOCK) backoff_.rest(errno);  // out of descriptors, most likely
       return;
     }
+    backoff_.accepted();
     if (!from_this_user(fd)) {
       ++counters_.links_cut[static_cast<std::size_t>(link_cutoff::foreign_user)];
       continue;

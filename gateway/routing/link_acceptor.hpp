@@ -14,6 +14,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 
 #include "gateway/metrics/gateway_stats.hpp"
+#include "gateway/net/accept_backoff.hpp"
 #include "gateway/net/event_loop.hpp"
 #include "gateway/routing/link_port.hpp"
 
@@ -41,6 +42,7 @@ class link_acceptor final : private poll_target {
       boost::asio::basic_socket_acceptor<boost::asio::local::stream_protocol, boost::asio::io_context::executor_type>;
 
   void on_poll(std::uint32_t events) override;  // connects waiting
+  void accept_all();
   bool from_this_user(int fd);
 
   event_loop& loop_;
@@ -49,6 +51,7 @@ class link_acceptor final : private poll_target {
   link_events& events_;
   routing_counters& counters_;
   acceptor_type acceptor_;
+  accept_backoff backoff_;
   bool stopped_ = false;
   // Shared by this thread's links: one read at a time, decoded before the next.
   std::array<std::uint8_t, 64 * 1024> read_buffer_{};

@@ -227,7 +227,7 @@ class OutOfDescriptorsTest(GatewayTestCase):
             key = make_key()
             client.send_raw(build_handshake_request(client.host_header, DEFAULT_PATH, key))
             clients.append((client, key))
-        gateway.wait_for("accept failed: Too many open files", timeout=10)
+        gateway.wait_for("accept on the client listener failed: Too many open files", timeout=10)
         time.sleep(self.served_within)
         served, queued = [], []
         for client, key in clients:
@@ -248,7 +248,7 @@ class OutOfDescriptorsTest(GatewayTestCase):
             response = client.read_http_response(timeout=10)
             self.assertIsNone(validate_upgrade(response, key), response.describe())
             self.roundtrip(client, OP_TEXT, b"served at last")
-        gateway.wait_for("accepting again", timeout=10)
+        gateway.wait_for("accepting on the client listener again", timeout=10)
         with urllib.request.urlopen(f"http://127.0.0.1:{admin.group(1)}/metrics", timeout=5) as response:
             scrape = response.read().decode()
         backoffs = re.search(r"^framegate_gateway_accept_backoffs_total (\d+)", scrape, re.M)
