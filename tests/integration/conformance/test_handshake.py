@@ -218,6 +218,11 @@ class OutOfDescriptorsTest(GatewayTestCase):
 
     def test_queued_handshakes_are_answered_once_descriptors_free_up(self):
         gateway = self.start_gateway(("--admin", "127.0.0.1:0"))
+        with open(f"/proc/{gateway.pid}/maps") as maps:
+            if "libubsan" in maps.read():
+                # UBSan's own checks open descriptors (a pipe to probe memory):
+                # out of them, it reports the gateway's error_code as a bad object.
+                self.skipTest("a sanitized gateway: the sanitizer's runtime needs descriptors of its own")
         admin = gateway.wait_for(r"admin listening on 127\.0\.0\.1:(\d+)")[0]
         held = len(os.listdir(f"/proc/{gateway.pid}/fd"))
         resource.prlimit(gateway.pid, resource.RLIMIT_NOFILE, (held + self.spare, held + self.spare))
