@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,18 +12,12 @@
 #include <unistd.h>
 
 #include "common/config_error.hpp"
+#include "tests/unit/support/scoped_temp_dir.hpp"
 
 namespace {
 
 class SecretFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/fg-secret-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string write(const std::string& name, const std::string& content) {
     const auto path = dir_ + "/" + name;
     std::ofstream(path, std::ios::binary) << content;
@@ -40,7 +33,8 @@ class SecretFile : public ::testing::Test {
     return "no error";
   }
 
-  std::string dir_;
+  fg::test::scoped_temp_dir tmp_{"fg-secret-test"};
+  const std::string dir_ = tmp_.path().native();
 };
 
 TEST_F(SecretFile, DropsOneTrailingNewline) {

@@ -9,13 +9,13 @@
 #include <boost/asio/local/stream_protocol.hpp>
 
 #include "common/link/link_socket.hpp"
+#include "tests/unit/support/scoped_temp_dir.hpp"
 
 namespace {
 
 TEST(LinkDir, FindsOnlySocketsSortedByIndex) {
-  const auto dir = std::filesystem::temp_directory_path() / ("fgw-linkdir-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const fg::test::scoped_temp_dir tmp("fgw-linkdir");
+  const std::filesystem::path& dir = tmp.path();
   boost::asio::io_context io;
   using proto = boost::asio::local::stream_protocol;
   proto::acceptor a2(io, proto::endpoint((dir / "link-2.sock").native()));
@@ -30,7 +30,6 @@ TEST(LinkDir, FindsOnlySocketsSortedByIndex) {
   EXPECT_EQ(found[1].path, fg::link::link_socket_path(dir.native(), 2));
 
   EXPECT_TRUE(fg::worker::scan_link_dir((dir / "missing").native()).empty());
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

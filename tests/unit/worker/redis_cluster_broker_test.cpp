@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -18,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/logging.hpp"
+#include "tests/unit/support/scoped_temp_dir.hpp"
 #include "tests/unit/worker/redis_server.hpp"
 #include "tests/unit/worker/run_loop.hpp"
 #include "worker/broker/cluster_slots.hpp"
@@ -38,9 +38,6 @@ class RedisClusterBroker : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fg::test::redis_server::installed()) GTEST_SKIP() << "redis-server is not installed";
-    char tmpl[] = "/tmp/fg-cluster-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     ASSERT_TRUE(
         server_.start({"--cluster-enabled", "yes", "--cluster-config-file", dir_ + "/nodes.conf", "--dir", dir_}));
     ASSERT_EQ(server_.command({"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "OK");
@@ -51,7 +48,6 @@ class RedisClusterBroker : public ::testing::Test {
   void TearDown() override {
     for (auto& m : members_) m->broker->stop();
     server_.kill();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
 
   static bool wait_for(const std::function<bool()>& done) {
@@ -97,7 +93,8 @@ class RedisClusterBroker : public ::testing::Test {
   }
 
   fg::test::redis_server server_{fg::test::redis_server::cluster_node_tag{}};
-  std::string dir_;
+  fg::test::scoped_temp_dir tmp_{"fg-cluster-test"};
+  const std::string dir_ = tmp_.path().native();
   boost::asio::io_context io_;
   std::vector<std::unique_ptr<member>> members_;
 };

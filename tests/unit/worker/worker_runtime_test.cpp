@@ -18,6 +18,7 @@
 
 #include "common/link/link_socket.hpp"
 #include "common/logging.hpp"
+#include "tests/unit/support/scoped_temp_dir.hpp"
 #include "worker/apps/echo_app.hpp"
 #include "worker/apps/rooms_app.hpp"
 #include "worker/broker/gateway_hub_broker.hpp"
@@ -128,10 +129,6 @@ pb::Envelope text(std::uint64_t id, const std::string& payload, std::uint64_t se
 class WorkerRuntime : public ::testing::Test {
  protected:
   WorkerRuntime() {
-    dir_ = std::filesystem::temp_directory_path() / ("fgw-rt-" + std::to_string(::getpid()) + "-" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
     config_.id = "wt";
     config_.link_dir = dir_.native();
     config_.link.backoff_min = 5ms;
@@ -146,7 +143,6 @@ class WorkerRuntime : public ::testing::Test {
     if (runtime_) runtime_->stop();
     if (gateway_) gateway_->close();
     io_.run_for(50ms);
-    std::filesystem::remove_all(dir_);
   }
 
   void start_worker() {
@@ -179,7 +175,8 @@ class WorkerRuntime : public ::testing::Test {
   }
 
   asio::io_context io_;
-  std::filesystem::path dir_;
+  fg::test::scoped_temp_dir tmp_{"fgw-rt"};
+  const std::filesystem::path dir_ = tmp_.path();
   worker_config config_;
   app_registry apps_;
   rooms_app* rooms_ = nullptr;

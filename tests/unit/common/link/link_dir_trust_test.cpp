@@ -11,20 +11,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/unit/support/scoped_temp_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
 class link_dir_trust : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/fg-trust-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(root_); }
-  std::string path(const std::string& name) const { return (fs::path(root_) / name).native(); }
-  std::string root_;
+  std::string path(const std::string& name) const { return tmp_.at(name); }
+  fg::test::scoped_temp_dir tmp_{"fg-trust"};
+  const std::string root_ = tmp_.path().native();
 };
 
 TEST_F(link_dir_trust, a_private_directory_of_ours_is_trusted_and_a_missing_one_is_not_judged) {

@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +12,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+
+#include "tests/unit/support/scoped_temp_dir.hpp"
 
 namespace {
 
@@ -48,15 +48,10 @@ TEST(LinkSocket, PathIsTheNameInsideTheDirectory) {
 
 class LinkSocketDir : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   [[nodiscard]] std::filesystem::path at(const std::string& name) const { return dir_ / name; }
 
-  std::filesystem::path dir_ =
-      std::filesystem::temp_directory_path() / ("fg-link-socket-" + std::to_string(::getpid()));
+  fg::test::scoped_temp_dir tmp_{"fg-link-socket"};
+  const std::filesystem::path dir_ = tmp_.path();
 };
 
 TEST_F(LinkSocketDir, RemovesStaleSocketsSoTheirPathsCanBeBoundAgain) {

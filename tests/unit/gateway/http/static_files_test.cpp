@@ -2,10 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "tests/unit/support/scoped_temp_dir.hpp"
 
 namespace {
 
@@ -22,10 +23,6 @@ void write_file(const fs::path& p, const std::string& content) {
 class StaticFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string templ = (fs::temp_directory_path() / "fg-static-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    root_ = templ;
-    site_ = root_ / "site";
     fs::create_directories(site_ / "sub");
     write_file(site_ / "index.html", "<!doctype html><p>hi</p>");
     write_file(site_ / "app.js", "console.log(1)");
@@ -42,11 +39,11 @@ class StaticFilesTest : public ::testing::Test {
     fs::create_symlink(root_ / "outside", site_ / "linkdir");
     fs::create_symlink(site_ / "app.js", site_ / "alias.js");
   }
-  void TearDown() override { fs::remove_all(root_); }
-
   sf::result get(std::string_view target) const { return sf::resolve(site_.string(), target); }
 
-  fs::path root_, site_;
+  fg::test::scoped_temp_dir dir_{"fg-static"};
+  const fs::path root_ = dir_.path();
+  const fs::path site_ = root_ / "site";
 };
 
 TEST_F(StaticFilesTest, RootServesIndexHtml) {

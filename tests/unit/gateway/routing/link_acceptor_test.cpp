@@ -13,13 +13,13 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 
+#include "tests/unit/support/scoped_temp_dir.hpp"
 namespace fg::gateway {
 namespace {
 
@@ -73,20 +73,13 @@ class descriptor_hog {
 
 class LinkAcceptor : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char dir_template[] = "/tmp/fg-link-acceptor-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
-    path_ = dir_ + "/link-0.sock";
-    acceptor_ = std::make_unique<link_acceptor>(loop_, path_, 1 << 20, events_, counters_);
-  }
+  void SetUp() override { acceptor_ = std::make_unique<link_acceptor>(loop_, path_, 1 << 20, events_, counters_); }
   void TearDown() override {
     // The loop holds open links until they close, as the route table's stop() closes them.
     for (link_port* link : std::vector<link_port*>(events_.opened)) link->close("test over");
     loop_.run_one_turn(0);
     acceptor_.reset();
     if (client_ >= 0) ::close(client_);
-    ::rmdir(dir_.c_str());
   }
 
   // A worker's connect: the kernel completes it into the listener's queue.
@@ -109,8 +102,8 @@ class LinkAcceptor : public ::testing::Test {
   event_loop loop_{io_};
   counting_events events_;
   routing_counters counters_;
-  std::string dir_;
-  std::string path_;
+  fg::test::scoped_temp_dir dir_{"fg-link-acceptor"};
+  std::string path_ = dir_.at("link-0.sock");
   std::unique_ptr<link_acceptor> acceptor_;
   int client_ = -1;
 };
