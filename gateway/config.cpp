@@ -229,6 +229,11 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_CREDIT_BYTES")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 34));
+  app.add_option("--link-sndbuf", cfg.link_sndbuf,
+                 "SO_SNDBUF of each worker link socket in bytes; workers take the same option (0: kernel default)")
+      ->envname("FRAMEGATE_LINK_SNDBUF")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
   double link_ping = 1;
   app.add_option("--link-ping", link_ping,
                  "Seconds between health pings of every worker link (their round trip is a metric; 0: none)")

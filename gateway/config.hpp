@@ -12,6 +12,7 @@
 
 #include "common/endpoint.hpp"
 #include "common/link/link_dir_trust.hpp"
+#include "common/link/link_socket.hpp"
 #include "common/logging.hpp"
 #include "gateway/auth/key_set.hpp"
 #include "gateway/auth/verifier.hpp"
@@ -61,6 +62,7 @@ struct gateway_config {
   std::vector<std::string> forward_headers;         // lower-case; origin and cookie always go
   std::uint32_t credit_window = 1024;               // unacknowledged messages per link
   std::size_t credit_bytes = 8 * 1024 * 1024;       // unacknowledged bytes per link
+  int link_sndbuf = link::default_link_sndbuf;      // SO_SNDBUF of each link socket (0: kernel default)
   std::chrono::milliseconds link_ping{1000};        // health ping of every worker link (0: none)
   std::chrono::milliseconds link_timeout{3000};     // a link silent this long is cut off as dead (0: never)
 

@@ -71,6 +71,11 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
       ->envname("FRAMEGATE_MAX_ENVELOPE")
       ->capture_default_str()
       ->check(CLI::Range(std::uint32_t{64 * 1024}, std::uint32_t{0xFFFFFFFF}));
+  app.add_option("--link-sndbuf", cfg.link.sndbuf,
+                 "SO_SNDBUF of each link socket in bytes, as the gateway's option of that name (0: kernel default)")
+      ->envname("FRAMEGATE_LINK_SNDBUF")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
   std::string redis_url;
   app.add_option("--redis", redis_url,
                  "Redis for rooms across workers and hosts: redis://[[user]:password@]host[:port][/db] or "

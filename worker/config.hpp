@@ -12,6 +12,7 @@
 #include "common/endpoint.hpp"
 #include "common/link/codec.hpp"
 #include "common/link/link_dir_trust.hpp"
+#include "common/link/link_socket.hpp"
 #include "common/logging.hpp"
 #include "worker/broker/inbound_check.hpp"
 #include "worker/broker/redis_url.hpp"
@@ -27,6 +28,7 @@ struct link_options {
   // Output queued on one link beyond which the worker stops reading that
   // link until the gateway has taken the backlog (backpressure, not growth).
   std::size_t output_high_water = 16u * 1024 * 1024;
+  int sndbuf = link::default_link_sndbuf;  // SO_SNDBUF of each link socket (0: kernel default)
 };
 
 struct worker_config {

@@ -1,9 +1,13 @@
 #include "common/link/link_socket.hpp"
 
+#include <sys/socket.h>
+
 #include <filesystem>
 #include <limits>
 #include <system_error>
 #include <vector>
+
+#include <spdlog/spdlog.h>
 
 namespace fg::link {
 
@@ -47,6 +51,21 @@ std::size_t remove_link_sockets(const std::string& dir) {
   std::size_t removed = 0;
   for (const auto& path : stale) removed += std::filesystem::remove(path, ec) ? 1 : 0;
   return removed;
+}
+
+int link_send_buffer::apply(int fd) {
+  if (bytes_ > 0 && ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes_, sizeof bytes_) != 0) return 0;
+  int granted = 0;
+  socklen_t len = sizeof granted;
+  if (::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &granted, &len) != 0) return 0;
+  if (bytes_ > 0 && granted / 2 < bytes_ && !warned_) {
+    log_->warn(
+        "link send buffer: {} KiB asked for, {} KiB granted (net.core.wmem_max caps it; raise it for the "
+        "full size)",
+        bytes_ / 1024, granted / 2 / 1024);
+    warned_ = true;
+  }
+  return granted;
 }
 
 }  // namespace fg::link

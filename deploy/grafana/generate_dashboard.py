@@ -233,6 +233,12 @@ ROWS = [
         Panel("Credit pauses per worker", "Client reads paused because a worker's credits ran out. Sustained: "
               "that worker needs more CPU or more replicas (--scale worker=N).",
               [rate(f"{GW}worker_credit_pauses_total", "worker", "{{worker}}")], "ops"),
+        Panel("Link writes that waited for room", "Writes over a worker link that its socket did not take "
+              "whole, from the gateway and from the workers: the rest waited for the reader. Sustained under "
+              "load: the link's send buffer (--link-sndbuf, capped by net.core.wmem_max) is too small for a "
+              "turn's batch, or the reader is saturated.",
+              [rate(f"{GW}link_write_waits_total", legend="gateway to workers"),
+               rate(f"{WK}link_write_waits_total", legend="workers to gateway")], "ops"),
         Panel("Connections routed per worker", "Connections given to each worker, new or moved there.",
               [rate(f"{GW}worker_connections_routed_total", "worker", "{{worker}}")], "ops"),
         Panel("Failovers", "Connections moved after their worker died, unacknowledged messages replayed to the "

@@ -210,6 +210,10 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
               static_cast<double>(r.messages_replayed));
   out.histogram("framegate_gateway_link_envelopes_per_write", "Envelopes carried by one write to a worker.",
                 r.envelopes_per_write);
+  out.counter("framegate_gateway_link_write_waits_total",
+              "Writes to a worker that its link socket did not take whole: the rest waited for room "
+              "(a full --link-sndbuf).",
+              static_cast<double>(r.link_write_waits));
   out.histogram("framegate_gateway_broadcast_recipients", "Recipients of one worker Send (framed once for all).",
                 r.broadcast_recipients);
 }

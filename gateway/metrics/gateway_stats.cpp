@@ -68,6 +68,7 @@ void routing_counters::add(const routing_counters& o) {
   credit_pauses += o.credit_pauses;
   closed_no_worker += o.closed_no_worker;
   too_big_for_worker += o.too_big_for_worker;
+  link_write_waits += o.link_write_waits;
   add_all(worker_rejected, o.worker_rejected);
   add_all(links_cut, o.links_cut);
   roundtrip_ns.merge(o.roundtrip_ns);

@@ -130,6 +130,7 @@ struct routing_counters {
   std::uint64_t credit_pauses = 0;
   std::uint64_t closed_no_worker = 0;    // 1013 after a failover found no worker
   std::uint64_t too_big_for_worker = 0;  // 1009: the worker's --max-envelope cannot carry the message
+  std::uint64_t link_write_waits = 0;    // writes to a worker its socket did not take whole (--link-sndbuf)
   std::array<std::uint64_t, worker_rejections.size()> worker_rejected{};  // by worker_rejection
   std::array<std::uint64_t, link_cutoffs.size()> links_cut{};             // by link_cutoff
   metrics::histogram roundtrip_ns{metrics::buckets::latency_ns};

@@ -24,11 +24,12 @@ void link_acceptor::prepare_link_dir(const std::string& dir) {
   link::remove_link_sockets(dir);
 }
 
-link_acceptor::link_acceptor(event_loop& loop, std::string socket_path, std::uint32_t max_envelope, link_events& events,
-                             routing_counters& counters)
+link_acceptor::link_acceptor(event_loop& loop, std::string socket_path, std::uint32_t max_envelope, int sndbuf,
+                             link_events& events, routing_counters& counters)
     : loop_(loop),
       socket_path_(std::move(socket_path)),
       max_envelope_(max_envelope),
+      sndbuf_(sndbuf, component_logger("gateway")),
       events_(events),
       counters_(counters),
       acceptor_(loop.context().get_executor()),
@@ -84,6 +85,7 @@ void link_acceptor::accept_all() {
       ++counters_.links_cut[static_cast<std::size_t>(link_cutoff::foreign_user)];
       continue;
     }
+    sndbuf_.apply(fd);
     std::make_shared<worker_link>(fd, loop_, events_, read_buffer_, max_envelope_, counters_)->start();
   }
 }

@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
+#include "common/link/link_socket.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/net/accept_backoff.hpp"
 #include "gateway/net/event_loop.hpp"
@@ -24,8 +25,9 @@ class link_acceptor final : private poll_target {
  public:
   // Binds `socket_path` (an earlier run's socket there is replaced) and
   // starts accepting in `loop`'s epoll set; throws std::system_error when
-  // it cannot listen. `max_envelope` bounds what each worker may send.
-  link_acceptor(event_loop& loop, std::string socket_path, std::uint32_t max_envelope, link_events& events,
+  // it cannot listen. `max_envelope` bounds what each worker may send;
+  // each link's socket asks for a send buffer of `sndbuf` bytes.
+  link_acceptor(event_loop& loop, std::string socket_path, std::uint32_t max_envelope, int sndbuf, link_events& events,
                 routing_counters& counters);
   ~link_acceptor();
   link_acceptor(const link_acceptor&) = delete;
@@ -48,6 +50,7 @@ class link_acceptor final : private poll_target {
   event_loop& loop_;
   std::string socket_path_;
   std::uint32_t max_envelope_;
+  link::link_send_buffer sndbuf_;
   link_events& events_;
   routing_counters& counters_;
   acceptor_type acceptor_;

@@ -161,8 +161,12 @@ void worker_link::flush() {
   if (last_seq_ != 0 && (batch_times_.empty() || batch_times_.back().seq < last_seq_) && batch_times_.size() < 256)
     batch_times_.push_back({last_seq_, std::chrono::steady_clock::now()});
   in_flight_ = bytes;
-  if (write_in_flight()) out_.complete_write();
-  // Else the socket's next writable edge (on_poll) writes the rest. A
+  if (write_in_flight()) {
+    out_.complete_write();
+    return;
+  }
+  ++counters_.link_write_waits;
+  // The socket's next writable edge (on_poll) writes the rest. A
   // failed socket raises EPOLLERR or EPOLLHUP there, and the read reports it.
 }
 

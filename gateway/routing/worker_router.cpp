@@ -13,7 +13,7 @@ worker_router::worker_router(io_thread& home)
                   [&home] { home.uncork_at_turn_end(); }),
       home_(home),
       acceptor_(home.loop(), link::link_socket_path(home.config().link_dir, home.index()),
-                max_worker_envelope(home.config()), *this, counters()) {
+                max_worker_envelope(home.config()), home.config().link_sndbuf, *this, counters()) {
   if (home.config().link_ping.count() != 0)
     ping_timer_ = home.loop().every(home.config().link_ping, [this] { tick(std::chrono::steady_clock::now()); });
 }

@@ -37,6 +37,10 @@ void write_apps(metrics::exposition& out, const worker_view& w) {
               static_cast<double>(w.core.sends_out));
   out.gauge("framegate_worker_gateway_links", "Links to gateway I/O threads that are up.",
             static_cast<double>(w.links_up));
+  out.counter("framegate_worker_link_write_waits_total",
+              "Writes to a gateway that the link socket did not take whole: the rest waited for room "
+              "(a full --link-sndbuf).",
+              static_cast<double>(w.link_write_waits));
   out.counter("framegate_worker_turns_deferred_total",
               "Dispatch turns that ended within their budgets with client messages still queued.",
               static_cast<double>(w.core.turns_deferred));

@@ -18,6 +18,7 @@ struct worker_view {
   std::size_t connections;  // served now
   std::size_t links_up;     // links to gateway threads that are up
   broker_report broker;
+  std::uint64_t link_write_waits = 0;  // worker_runtime::link_write_waits
 };
 
 std::string render_worker_metrics(const worker_view& w);

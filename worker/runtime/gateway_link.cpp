@@ -39,6 +39,7 @@ gateway_link::gateway_link(asio::io_context& io, std::uint32_t index, std::strin
       socket_(io),
       timer_(io),
       backoff_(options.backoff_min, options.backoff_max, backoff_seed(index)),
+      sndbuf_(options.sndbuf, log_),
       decoder_(options.max_envelope),
       rd_buf_(std::make_unique<std::array<std::uint8_t, read_buffer_bytes>>()) {
   hello_.set_link_index(index_);
@@ -91,6 +92,7 @@ void gateway_link::on_connect(const boost::system::error_code& ec) {
          std::to_string(::geteuid()));
     return;
   }
+  sndbuf_.apply(socket_.native_handle());
   state_ = state::registering;
   // The first envelope on every link; queue() accepts nothing before Welcome.
   pb::Envelope env;
@@ -210,6 +212,7 @@ void gateway_link::flush() {
     on_written(done);
     return;
   }
+  ++stats_.write_waits;
   asio::async_write(socket_, asio::buffer(bytes.data() + done, bytes.size() - done),
                     [this, gen = generation_, done](const boost::system::error_code& ec, std::size_t n) {
                       if (gen == generation_) on_write(ec, done + n);

@@ -31,6 +31,7 @@
 
 #include "common/link/codec.hpp"
 #include "common/link/hot_envelopes.hpp"
+#include "common/link/link_socket.hpp"
 #include "common/link/write_batch.hpp"
 #include "framegate/link.pb.h"
 #include "worker/config.hpp"
@@ -67,6 +68,7 @@ struct link_stats {
   std::uint64_t failures = 0;           // attempts or links that ended in an error
   std::uint64_t envelopes_dropped = 0;  // queued while the link was not up
   std::uint64_t writes = 0;             // writes started: one per loop turn at most, not one per envelope
+  std::uint64_t write_waits = 0;        // of which the socket did not take whole (--link-sndbuf full)
   std::uint64_t bytes_written = 0;
   std::uint64_t bytes_read = 0;
 };
@@ -128,6 +130,7 @@ class gateway_link {
   socket_type socket_;
   boost::asio::steady_timer timer_;  // welcome timeout or backoff: never both
   backoff backoff_;
+  fg::link::link_send_buffer sndbuf_;  // asked for on every (re)connect
   state state_ = state::idle;
   // Bumped on every (re)connect; handlers of an older socket see a
   // different value and do nothing.

@@ -99,7 +99,8 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
         },
         [&] {
           return render_worker_metrics({config.id, runtime.core().stats(), runtime.core().per_app(),
-                                        runtime.core().connection_count(), runtime.ready_links(), broker_report()});
+                                        runtime.core().connection_count(), runtime.ready_links(), broker_report(),
+                                        runtime.link_write_waits()});
         });
     httpd::listener admin(io, admin_routes);
     start_admin(admin, config);

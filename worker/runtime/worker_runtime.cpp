@@ -74,6 +74,12 @@ std::size_t worker_runtime::ready_links() const noexcept {
   return n;
 }
 
+std::uint64_t worker_runtime::link_write_waits() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& l : links_) n += l ? l->stats().write_waits : 0;
+  return n;
+}
+
 // ------------------------------------------------------------------ discovery
 
 void worker_runtime::discover() {

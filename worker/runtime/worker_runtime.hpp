@@ -67,6 +67,8 @@ class worker_runtime final : public link_events, public link_output, public hub_
 
   [[nodiscard]] std::size_t link_count() const noexcept;
   [[nodiscard]] std::size_t ready_links() const noexcept;
+  // Writes of every link its socket did not take whole (link_stats::write_waits).
+  [[nodiscard]] std::uint64_t link_write_waits() const noexcept;
   // The link to gateway thread `index`, or null (for tests and stats).
   [[nodiscard]] const gateway_link* link_at(std::uint32_t index) const noexcept {
     return index < links_.size() ? links_[index].get() : nullptr;

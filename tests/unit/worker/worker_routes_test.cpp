@@ -56,14 +56,14 @@ TEST(WorkerMetrics, AppsBrokerAndProcess) {
   b.missed = 4;
   b.publish_ns = &publish;
   const std::string id = "w9";
-  const std::string text = render_worker_metrics({id, core, apps, 7, 2, b});
+  const std::string text = render_worker_metrics({id, core, apps, 7, 2, b, 3});
   for (const char* line :
        {"framegate_worker_connections 7", "framegate_worker_messages_handled_total{path=\"/echo\"} 5",
         "framegate_worker_app_errors_total{path=\"/rooms\"} 1",
         "framegate_worker_handler_seconds_bucket{path=\"/echo\",le=\"5e-05\"} 1",
         "framegate_worker_connections_resumed_total 2", "framegate_worker_sends_total 9",
-        "framegate_worker_gateway_links 2", "framegate_worker_broker_up{broker=\"redis\"} 1",
-        "framegate_worker_broker_missed_total 4",
+        "framegate_worker_gateway_links 2", "framegate_worker_link_write_waits_total 3",
+        "framegate_worker_broker_up{broker=\"redis\"} 1", "framegate_worker_broker_missed_total 4",
         "framegate_build_info{version=\"" FRAMEGATE_VERSION "\",component=\"worker\",id=\"w9\"} 1",
         "framegate_worker_broker_publish_seconds_bucket{le=\"0.0005\"} 1"})
     EXPECT_NE(text.find(std::string("\n") + line + "\n"), std::string::npos) << line << "\n" << text;

@@ -19,6 +19,7 @@
 #include "common/link/link_socket.hpp"
 #include "common/logging.hpp"
 #include "tests/unit/support/scoped_temp_dir.hpp"
+#include "tests/unit/support/unix_socket_probe.hpp"
 #include "worker/apps/echo_app.hpp"
 #include "worker/apps/rooms_app.hpp"
 #include "worker/broker/gateway_hub_broker.hpp"
@@ -202,6 +203,19 @@ TEST_F(WorkerRuntime, RegistersFirstOnEveryLinkSocket) {
   EXPECT_EQ(runtime_->ready_links(), 3u);
 }
 
+TEST_F(WorkerRuntime, AsksForTheConfiguredSendBufferOnEveryLinkSocket) {
+  config_.link.sndbuf = 96 * 1024;  // below any host's net.core.wmem_max: granted whole
+  gateway_ = std::make_unique<fake_gateway>(io_, dir_, 2);
+  start_worker();
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(run_until([&] { return !gateway_->accepted(i).empty() && !gateway_->last(i).got.empty(); }));
+    const auto ours =
+        fg::test::find_unix_socket(fg::link::link_socket_path(dir_.native(), i), fg::test::unix_end::connected_to);
+    ASSERT_TRUE(ours.has_value()) << "link " << i;
+    EXPECT_EQ(fg::test::send_buffer_of(*ours), 2 * config_.link.sndbuf) << "link " << i;  // Linux reports it doubled
+  }
+}
+
 // Broker deliveries are checked against what every gateway link takes.
 TEST_F(WorkerRuntime, TheGatewayLimitForDeliveriesIsTheSmallestTheWelcomesTold) {
   gateway_ = std::make_unique<fake_gateway>(io_, dir_, 3);
@@ -271,7 +285,28 @@ TEST_F(WorkerRuntime, AnswersABatchLargerThan64KiBInOneWrite) {
   auto& gw = gateway_->last(0);
   EXPECT_EQ(gw.count(pb::Envelope::kSend), 120u);
   EXPECT_EQ(writes, 1u);
+  EXPECT_EQ(runtime_->link_write_waits(), 0u) << "the link's send buffer holds the whole batch";
   EXPECT_EQ(gw.count(pb::Envelope::kAck), 1u);
+}
+
+// The same batch through a send buffer far smaller than it: the socket
+// takes a part, the rest follows when there is room, in order, and the
+// wait is counted (framegate_worker_link_write_waits_total).
+TEST_F(WorkerRuntime, CountsAWriteItsLinkSocketDidNotTakeWhole) {
+  config_.link.sndbuf = 4096;  // the kernel's floor is about this
+  const auto writes = echo_batch(120, [](std::uint64_t seq) { return std::to_string(seq) + std::string(1024, 'k'); });
+  auto& gw = gateway_->last(0);
+  ASSERT_EQ(gw.count(pb::Envelope::kSend), 120u);
+  std::map<std::uint64_t, std::uint64_t> last_of;  // each connection's replies, in order and whole
+  for (const auto& e : gw.got) {
+    if (!e.has_send()) continue;
+    const std::uint64_t seq = std::stoull(e.send().payload());
+    EXPECT_EQ(e.send().payload(), std::to_string(seq) + std::string(1024, 'k'));
+    EXPECT_GT(seq, last_of[e.send().conn_ids(0)]);
+    last_of[e.send().conn_ids(0)] = seq;
+  }
+  EXPECT_EQ(writes, 1u);
+  EXPECT_EQ(runtime_->link_write_waits(), 1u);
 }
 
 // At 50k messages/s a read carries a message or two: a handler posted to

@@ -20,6 +20,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "tests/unit/support/scoped_temp_dir.hpp"
+#include "tests/unit/support/unix_socket_probe.hpp"
 namespace fg::gateway {
 namespace {
 
@@ -73,7 +74,12 @@ class descriptor_hog {
 
 class LinkAcceptor : public ::testing::Test {
  protected:
-  void SetUp() override { acceptor_ = std::make_unique<link_acceptor>(loop_, path_, 1 << 20, events_, counters_); }
+  // Below any host's net.core.wmem_max, so the kernel grants it whole.
+  static constexpr int link_sndbuf = 96 * 1024;
+
+  void SetUp() override {
+    acceptor_ = std::make_unique<link_acceptor>(loop_, path_, 1 << 20, link_sndbuf, events_, counters_);
+  }
   void TearDown() override {
     // The loop holds open links until they close, as the route table's stop() closes them.
     for (link_port* link : std::vector<link_port*>(events_.opened)) link->close("test over");
@@ -112,6 +118,17 @@ TEST_F(LinkAcceptor, LinksAWorkerThatConnects) {
   connect_worker();
   run_for(std::chrono::seconds(5));
   EXPECT_EQ(events_.opened.size(), 1u);
+}
+
+TEST_F(LinkAcceptor, GivesEveryLinkSocketTheSendBufferAskedFor) {
+  connect_worker();
+  run_for(std::chrono::seconds(5));
+  ASSERT_EQ(events_.opened.size(), 1u);
+  const auto accepted = fg::test::find_unix_socket(path_, fg::test::unix_end::accepted_at);
+  ASSERT_TRUE(accepted.has_value());
+  // Linux reports twice the request (its bookkeeping); the default (208
+  // KiB on every kernel of late) would read differently.
+  EXPECT_EQ(fg::test::send_buffer_of(*accepted), 2 * link_sndbuf);
 }
 
 TEST_F(LinkAcceptor, LinksAWorkerQueuedWhileOutOfDescriptorsOnceOneFreesUp) {

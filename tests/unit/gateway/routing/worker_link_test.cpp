@@ -169,6 +169,7 @@ TEST_F(WorkerLink, WritesATurnsMessagesWhenTheTurnEnds) {
   loop_.run_one_turn(0);
   EXPECT_EQ(link_->pending_bytes(), 0u);
   EXPECT_EQ(counters_.envelopes_per_write.count(), 1u) << "both messages in one write";
+  EXPECT_EQ(counters_.link_write_waits, 0u);
   EXPECT_EQ(worker_reads(worker_side_, 2), std::vector<std::string>({"hello", "hello"}));
 }
 
@@ -184,11 +185,13 @@ TEST_F(WorkerLink, WhatTheSocketDoesNotTakeFollowsInOrder) {
   }
   loop_.run_one_turn(0);  // the flush: the socket takes part, the rest waits for room
   ASSERT_GT(link_->pending_bytes(), 0u);
+  EXPECT_EQ(counters_.link_write_waits, 1u);
   std::vector<std::string> got;
   std::thread reader([&] { got = worker_reads(worker_side_, sent.size()); });
   run_until([&] { return link_->pending_bytes() == 0; });  // the writable edges write the rest
   reader.join();
   EXPECT_EQ(got, sent);
+  EXPECT_EQ(counters_.link_write_waits, 1u) << "one write waited, however many edges it took";
   EXPECT_EQ(link_->pending_bytes(), 0u);
   EXPECT_FALSE(link_->closed());
 }
