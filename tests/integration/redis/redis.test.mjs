@@ -90,6 +90,10 @@ test(`a Redis crash during a stream (${history ? 'with history' : 'without histo
   const redis = await RedisServer.start({ persistent: history });
   let hosts = [];
   let lines = [];
+  let all = [];
+  let passed = false;
+  const total = 150;  // every 20 ms for 3 s, through the outage
+  const after = 10;  // once every subscription is back
   try {
     // A small buffer, so that the outage overflows it and drops are counted.
     hosts = await startHosts(redis, ['--redis-buffer', '20', '--history-size', history ? '1000' : '0']);
@@ -100,7 +104,7 @@ test(`a Redis crash during a stream (${history ? 'with history' : 'without histo
     const remote = [...g1Members.filter((m) => m.worker !== publisher.worker), ...await placeMembers(g2, 1, 'g2')];
     assert.equal(local.length, 2);
     assert.equal(remote.length, 4);
-    const all = [...local, ...remote];
+    all = [...local, ...remote];
     for (const m of all) {
       m.got = [];
       m.on('message', (d) => {
@@ -111,7 +115,6 @@ test(`a Redis crash during a stream (${history ? 'with history' : 'without histo
     }
     await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 4, 'subscriptions in Redis');
 
-    const total = 150;  // every 20 ms for 3 s
     let sent = 0;
     const stream = new Promise((resolve) => {
       const timer = setInterval(() => {
@@ -134,7 +137,6 @@ test(`a Redis crash during a stream (${history ? 'with history' : 'without histo
     // stream's own end may come before it). Publishes from then on reach
     // every member.
     await until(() => redis.numsub('framegate:room:R')['framegate:room:R'] === 4, 'every subscription back', 15000);
-    const after = 10;
     for (let n = total + 1; n <= total + after; ++n) {
       publisher.send(JSON.stringify({ op: 'publish', room: 'R', data: n }));
       await sleep(20);
@@ -183,10 +185,20 @@ test(`a Redis crash during a stream (${history ? 'with history' : 'without histo
       assert.deepEqual(ns, [...ns].sort((a, b) => a - b), `${m.worker}: one publisher's messages out of order`);
     }
     for (const m of all) m.close();
+    passed = true;
   } finally {
     if (hosts.length) lines = await stopHosts(hosts);
     await redis.dispose();
-    if (process.env.FRAMEGATE_TEST_VERBOSE) console.error(lines.join('\n'));
+    if (!passed) {
+      // What each member missed, next to the workers' own account (reconnects, resubscriptions, drops).
+      for (const m of all) {
+        const got = new Set((m.got ?? []).map((g) => g.n));
+        const missing = [];
+        for (let n = 1; n <= total + after; ++n) if (!got.has(n)) missing.push(n);
+        console.error(`${m.worker}: missing ${missing.join(',') || 'none'}`);
+      }
+    }
+    if (!passed || process.env.FRAMEGATE_TEST_VERBOSE) console.error(lines.join('\n'));
   }
 });
 
