@@ -25,7 +25,8 @@ constexpr std::uint8_t payload_tag = tag(3, wire_type::length_delimited);
 constexpr std::uint8_t seq_tag = tag(4, wire_type::varint);
 }  // namespace wire
 
-// Appends a framed Envelope{message} to `out`; returns its total size.
+// Appends a framed Envelope{message} to `out`; returns where in `out` the
+// payload's bytes begin (the gateway's ledger keeps them there for replay).
 inline std::size_t encode_message(byte_buffer& out, std::uint64_t conn_id, bool binary,
                                   std::span<const std::uint8_t> payload, std::uint64_t seq) {
   using namespace wire;
@@ -33,7 +34,8 @@ inline std::size_t encode_message(byte_buffer& out, std::uint64_t conn_id, bool 
                            (seq != 0 ? 1 + varint_size(seq) : 0);
   const std::size_t envelope = 1 + varint_size(body) + body;
   const std::size_t total = header_size + envelope;
-  std::uint8_t* p = put_frame_header(out.prepare(total), static_cast<std::uint32_t>(envelope));
+  std::uint8_t* const start = out.prepare(total);
+  std::uint8_t* p = put_frame_header(start, static_cast<std::uint32_t>(envelope));
   *p++ = envelope_message_tag;
   p = put_varint(p, body);
   *p++ = conn_id_tag;
@@ -42,16 +44,18 @@ inline std::size_t encode_message(byte_buffer& out, std::uint64_t conn_id, bool 
     *p++ = binary_tag;
     *p++ = 1;
   }
+  std::size_t payload_at = out.size() + static_cast<std::size_t>(p - start);
   if (!payload.empty()) {
     *p++ = payload_tag;
     p = put_bytes(p, payload);
+    payload_at = out.size() + static_cast<std::size_t>(p - start) - payload.size();
   }
   if (seq != 0) {
     *p++ = seq_tag;
     put_varint(p, seq);
   }
   out.commit(total);
-  return total;
+  return payload_at;
 }
 
 }  // namespace fg::link

@@ -8,17 +8,23 @@
 //   complete_write()  the write in flight is done (or failed): envelopes
 //                     queued meanwhile are the next batch
 //
-// Two buffers swap roles, so neither reallocates once both have grown to
-// a turn's worth of output, and the bytes of the write in flight never
-// move while the next batch grows. Pure: the link owns the socket and
-// decides when to write (once per loop turn, and again on completion).
-// Not thread-safe: one link, one thread.
+// A batch lives in a block that others may keep after it is written:
+// queued_block() is the block the next envelope goes into, and whoever
+// holds a copy of its pointer keeps its bytes (the gateway's ledger of
+// unacknowledged messages replays payloads from the link's own output
+// instead of copying each one). A written block is reused only once nobody
+// else holds it; a few are kept for that, so that in steady state no block
+// is allocated and none of a batch's bytes move while the next one grows.
+// Pure: the link owns the socket and decides when to write (once per loop
+// turn, and again on completion). Not thread-safe: one link, one thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "common/byte_buffer.hpp"
 
@@ -26,48 +32,73 @@ namespace fg::link {
 
 class write_batch {
  public:
+  using block = std::shared_ptr<byte_buffer>;
+
   // Where the next envelope goes: append exactly one encoded envelope to
   // the buffer returned (link::encode, link::encode_message).
   [[nodiscard]] byte_buffer& next_envelope() noexcept {
     ++queued_envelopes_;
-    return queued_;
+    return *queued_;
   }
+  // The block next_envelope() appends to. Bytes once appended never change;
+  // they may move while the block grows, so keep offsets, not pointers.
+  [[nodiscard]] const block& queued_block() const noexcept { return queued_; }
 
   // The bytes to write now, valid until complete_write() or clear(); empty
   // when a write is already in flight or nothing is queued.
-  [[nodiscard]] std::span<const std::uint8_t> begin_write() noexcept {
-    if (writing_ || queued_.empty()) return {};
-    std::swap(queued_, in_flight_);
+  [[nodiscard]] std::span<const std::uint8_t> begin_write() {
+    if (in_flight_ || queued_->empty()) return {};
+    in_flight_ = std::exchange(queued_, fresh_block());
     queued_envelopes_ = 0;
-    writing_ = true;
-    return in_flight_.span();
+    return in_flight_->span();
   }
 
-  void complete_write() noexcept {
-    in_flight_.clear();
-    writing_ = false;
-  }
+  void complete_write() { retire(std::move(in_flight_)); }
 
   // Drops everything, the write in flight included (the link is gone).
-  void clear() noexcept {
-    queued_.clear();
-    in_flight_.clear();
+  // Blocks others hold keep their bytes.
+  void clear() {
+    retire(std::move(in_flight_));
+    if (!queued_->empty()) retire(std::exchange(queued_, fresh_block()));
     queued_envelopes_ = 0;
-    writing_ = false;
   }
 
-  [[nodiscard]] bool writing() const noexcept { return writing_; }
+  [[nodiscard]] bool writing() const noexcept { return in_flight_ != nullptr; }
   // Envelopes and bytes waiting for the next write.
   [[nodiscard]] std::uint32_t queued_envelopes() const noexcept { return queued_envelopes_; }
-  [[nodiscard]] std::size_t queued_bytes() const noexcept { return queued_.size(); }
+  [[nodiscard]] std::size_t queued_bytes() const noexcept { return queued_->size(); }
   // Bytes not yet written: queued plus in flight.
-  [[nodiscard]] std::size_t pending_bytes() const noexcept { return queued_.size() + in_flight_.size(); }
+  [[nodiscard]] std::size_t pending_bytes() const noexcept {
+    return queued_->size() + (in_flight_ ? in_flight_->size() : 0);
+  }
 
  private:
-  byte_buffer queued_;
-  byte_buffer in_flight_;
+  // Written blocks kept for reuse. Blocks still held elsewhere wait here
+  // until they are free; beyond this many, a written block is let go (its
+  // last holder frees it).
+  static constexpr std::size_t kKeptBlocks = 4;
+
+  // A kept block nobody else holds, emptied, or a new one.
+  block fresh_block() {
+    for (auto& kept : kept_) {
+      if (kept.use_count() != 1) continue;
+      block b = std::move(kept);
+      kept = std::move(kept_.back());
+      kept_.pop_back();
+      b->clear();
+      return b;
+    }
+    return std::make_shared<byte_buffer>();
+  }
+
+  void retire(block b) {
+    if (b && kept_.size() < kKeptBlocks) kept_.push_back(std::move(b));
+  }
+
+  block queued_ = std::make_shared<byte_buffer>();
+  block in_flight_;  // null when no write is in flight
+  std::vector<block> kept_;
   std::uint32_t queued_envelopes_ = 0;
-  bool writing_ = false;
 };
 
 }  // namespace fg::link

@@ -8,13 +8,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
+#include "common/byte_buffer.hpp"
 #include "common/link/hot_envelopes.hpp"
 #include "framegate/link.pb.h"
 
 namespace fg::gateway {
+
+// Where a link put a client message's payload: `offset` bytes into
+// `block`, which does not change there while anyone holds it. The route
+// table keeps the block for replay instead of a copy of the payload.
+struct stored_payload {
+  const std::shared_ptr<byte_buffer>& block;
+  std::size_t offset;
+};
 
 // One link to one worker, as the route table uses it.
 class link_port {
@@ -22,9 +32,10 @@ class link_port {
   virtual ~link_port() = default;
   // Queues an envelope; queued envelopes leave together at the end of the loop turn.
   virtual void send(const framegate::link::Envelope& e) = 0;
-  // Queues a client message (the hot path: encoded without building an Envelope).
-  virtual void send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
-                            std::uint64_t seq) = 0;
+  // Queues a client message (the hot path: encoded without building an
+  // Envelope), even on a closed link, and says where its payload is.
+  virtual stored_payload send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
+                                      std::uint64_t seq) = 0;
   // Closes the link; link_events::on_link_lost follows before this returns.
   virtual void close(std::string_view why) = 0;
   // Bytes queued or being written that the worker has not taken yet.

@@ -208,8 +208,9 @@ void route_table::on_message(connection& c, ws::opcode op, std::span<const std::
 void route_table::forward(route& r, std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload) {
   // A message the worker's decoder cannot take would only get the link closed.
   if (!r.to->takes(payload.size())) return refuse_too_big(r);
-  r.last_seq = r.to->unacked.record(conn_id, binary, payload);
-  r.to->link->send_message(conn_id, binary, payload, r.last_seq);
+  unacked_ledger& ledger = r.to->unacked;
+  const stored_payload at = r.to->link->send_message(conn_id, binary, payload, ledger.next_seq());
+  r.last_seq = ledger.record(conn_id, binary, payload.size(), at);
 }
 
 void route_table::refuse_too_big(route& r) {

@@ -1,29 +1,36 @@
-// Messages forwarded to one worker and not yet acknowledged, oldest first,
-// with copies of their payloads. They serve two rules: credits (a worker
-// with too much outstanding stops the gateway reading its clients) and
-// replay (a dead worker's outstanding messages go to the connections' next
-// worker, in order). Pure: no I/O, no clock.
+// Messages forwarded to one worker and not yet acknowledged, oldest first.
+// They serve two rules: credits (a worker with too much outstanding stops
+// the gateway reading its clients) and replay (a dead worker's outstanding
+// messages go to the connections' next worker, in order). Pure: no I/O, no
+// clock.
 //
-// The copies live in fixed segments that never move: an acknowledgment
-// frees whole segments. (Sliding the outstanding bytes to the front of one
-// buffer, as this did before, copied about one payload per payload under
-// steady load: never empty, the buffer was compacted every time its
-// acknowledged half grew past the rest.)
+// The ledger copies no payload: it holds the blocks of the link's output
+// that carry them (link_port::send_message says where), and lets each go
+// once every message in it is acknowledged; the link reuses a block only
+// when nobody holds it. (A copy of each payload into segments of the
+// ledger's own cost the 1 KiB closed loop through a worker 11% of its CPU
+// per message; docs/BENCHMARKS.md, "Seventh step".)
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 
 #include "common/byte_buffer.hpp"
+#include "gateway/routing/link_port.hpp"
 
 namespace fg::gateway {
 
 class unacked_ledger {
  public:
-  // Records a message sent now; returns its sequence number (1, 2, ...).
-  std::uint64_t record(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload);
+  // The sequence number the next record() gets (1, 2, ...): the link
+  // encodes it with the message before the message is recorded.
+  [[nodiscard]] std::uint64_t next_seq() const noexcept { return next_seq_; }
+  // Records a message of `size` payload bytes, sent now, stored where `at`
+  // says; returns its sequence number (next_seq()).
+  std::uint64_t record(std::uint64_t conn_id, bool binary, std::size_t size, const stored_payload& at);
   // The worker acknowledged every message up to `seq` (later acks may repeat earlier ones).
   void acknowledge(std::uint64_t seq);
 
@@ -35,41 +42,38 @@ class unacked_ledger {
   }
   [[nodiscard]] std::size_t count() const noexcept { return entries_.size(); }
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
-  // Memory held for payload copies, spare segment included.
+  // Memory of the link blocks held for replay.
   [[nodiscard]] std::size_t held_bytes() const noexcept;
+  [[nodiscard]] std::size_t held_blocks() const noexcept { return blocks_.size(); }
   [[nodiscard]] std::uint64_t last_seq() const noexcept { return next_seq_ - 1; }
 
   // fn(conn_id, binary, payload) for every outstanding message, oldest first.
   template <class Fn>
   void for_each(Fn&& fn) const {
-    for (const auto& e : entries_) fn(e.conn_id, e.binary, std::span<const std::uint8_t>(e.payload, e.size));
+    for (const auto& e : entries_)
+      fn(e.conn_id, e.binary, std::span<const std::uint8_t>(e.block->data() + e.offset, e.size));
   }
 
  private:
-  // Payloads up to this size share segments of this size; a larger one
-  // gets a segment of its own.
-  static constexpr std::size_t segment_bytes = 64 * 1024;
-
   struct entry {
     std::uint64_t seq;
     std::uint64_t conn_id;
-    const std::uint8_t* payload;  // in segments_, which never reallocate
-    std::uint64_t segment;        // its segment's number (see first_segment_)
+    const byte_buffer* block;  // held in blocks_; its bytes may move while the link appends, so an offset
+    std::size_t offset;
     std::uint32_t size;
     bool binary;
   };
-
-  // Appends to the last segment, opening one when it has no room.
-  const std::uint8_t* store(std::span<const std::uint8_t> payload);
-  // Frees the segments before the oldest outstanding entry's.
-  void release_segments();
+  // A block and the last message in it: messages go to a link's blocks in
+  // order, so the blocks of the outstanding messages are a queue too.
+  struct held_block {
+    std::shared_ptr<const byte_buffer> block;
+    std::uint64_t last_seq;
+  };
 
   std::uint64_t next_seq_ = 1;
   std::deque<entry> entries_;
-  std::deque<byte_buffer> segments_;
-  std::uint64_t first_segment_ = 0;  // the number of segments_.front()
-  byte_buffer spare_;                // one freed segment kept for the next
-  std::size_t bytes_ = 0;            // outstanding payload bytes
+  std::deque<held_block> blocks_;
+  std::size_t bytes_ = 0;  // outstanding payload bytes
 };
 
 }  // namespace fg::gateway

@@ -125,12 +125,15 @@ void worker_link::on_ack(std::uint64_t seq) {
 
 // ---------------------------------------------------------------- writing
 
-void worker_link::send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
-                               std::uint64_t seq) {
-  if (closed_) return;
-  link::encode_message(out_.next_envelope(), conn_id, binary, payload, seq);
-  last_seq_ = seq;
-  schedule_flush();
+stored_payload worker_link::send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
+                                         std::uint64_t seq) {
+  // Encoded even when closed: the caller keeps the payload where it lands.
+  const std::size_t at = link::encode_message(out_.next_envelope(), conn_id, binary, payload, seq);
+  if (!closed_) {
+    last_seq_ = seq;
+    schedule_flush();
+  }
+  return {out_.queued_block(), at};
 }
 
 void worker_link::send(const framegate::link::Envelope& e) {

@@ -49,8 +49,8 @@ class worker_link final : public link_port,
 
   // link_port
   void send(const framegate::link::Envelope& e) override;
-  void send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
-                    std::uint64_t seq) override;
+  stored_payload send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
+                              std::uint64_t seq) override;
   void close(std::string_view why) override;
   [[nodiscard]] std::size_t pending_bytes() const noexcept override { return out_.pending_bytes(); }
 

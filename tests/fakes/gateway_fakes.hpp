@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/byte_buffer.hpp"
 #include "common/link/hot_envelopes.hpp"
 #include "framegate/link.pb.h"
 #include "gateway/net/broadcast_frames.hpp"
@@ -92,9 +94,12 @@ class fake_link final : public link_port {
   void send(const framegate::link::Envelope& e) override {
     if (!closed_) received.push_back(e);
   }
-  void send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
-                    std::uint64_t seq) override {
-    if (closed_) return;
+  stored_payload send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
+                              std::uint64_t seq) override {
+    // As a real link: the payload is kept in the link's output, closed or not.
+    const std::size_t at = stored_->size();
+    stored_->append(payload);
+    if (closed_) return {stored_, at};
     framegate::link::Envelope e;
     auto* m = e.mutable_message();
     m->set_conn_id(conn_id);
@@ -102,6 +107,7 @@ class fake_link final : public link_port {
     m->set_payload(std::string(payload.begin(), payload.end()));
     m->set_seq(seq);
     received.push_back(std::move(e));
+    return {stored_, at};
   }
   [[nodiscard]] std::size_t pending_bytes() const noexcept override { return backlog; }
   void close(std::string_view why) override {
@@ -168,6 +174,7 @@ class fake_link final : public link_port {
 
  private:
   link_events& events_;
+  std::shared_ptr<byte_buffer> stored_ = std::make_shared<byte_buffer>();  // every payload sent, in order
   bool closed_ = false;
 };
 

@@ -15,6 +15,7 @@
 
 namespace {
 
+using fg::byte_buffer;
 using fg::link::write_batch;
 
 void queue(write_batch& b, std::string_view bytes) { b.next_envelope().append(bytes.data(), bytes.size()); }
@@ -92,6 +93,54 @@ TEST(WriteBatch, ClearDropsTheQueuedBatchAndTheWriteInFlight) {
   // Usable again at once (a link that reconnects).
   queue(b, "after");
   EXPECT_EQ(text(b.begin_write()), "after");
+}
+
+// The gateway's ledger keeps written blocks for replay: a block held
+// elsewhere keeps its bytes however many batches follow.
+TEST(WriteBatch, ABlockHeldElsewhereIsNotReused) {
+  write_batch b;
+  queue(b, "kept for replay");
+  const write_batch::block held = b.queued_block();
+  (void)b.begin_write();
+  b.complete_write();
+  for (int i = 0; i < 20; ++i) {
+    queue(b, "later batch " + std::to_string(i));
+    EXPECT_NE(b.queued_block(), held);
+    (void)b.begin_write();
+    b.complete_write();
+  }
+  EXPECT_EQ(text(held->span()), "kept for replay");
+}
+
+// Once nobody holds it, a written block serves again: no allocation per batch.
+TEST(WriteBatch, AWrittenBlockNobodyHoldsServesAgain) {
+  write_batch b;
+  queue(b, "first");
+  const byte_buffer* first = b.queued_block().get();
+  write_batch::block held = b.queued_block();
+  (void)b.begin_write();  // the next batch goes to a new block
+  b.complete_write();
+  queue(b, "second");
+  (void)b.begin_write();
+  EXPECT_NE(b.queued_block().get(), first) << "reused while held";
+  b.complete_write();
+  held.reset();
+  queue(b, "third");
+  EXPECT_EQ(text(b.begin_write()), "third");
+  EXPECT_EQ(b.queued_block().get(), first) << "not reused once free";
+  EXPECT_TRUE(b.queued_block()->empty());
+  b.complete_write();
+}
+
+TEST(WriteBatch, ClearLeavesTheBytesOfAHeldBlockAlone) {
+  write_batch b;
+  queue(b, "queued");
+  const write_batch::block held = b.queued_block();
+  b.clear();
+  EXPECT_EQ(text(held->span()), "queued");
+  queue(b, "after");
+  EXPECT_EQ(text(b.begin_write()), "after");
+  EXPECT_EQ(text(held->span()), "queued");
 }
 
 TEST(WriteBatch, CarriesEncodedEnvelopesThatDecodeInOrder) {
