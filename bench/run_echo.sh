@@ -35,6 +35,9 @@
 #                           (framegate, workers, uws-native); the checks take each peer's median
 #                           p99 (default 5; 1 with --quick: round 1 follows the 100k/s runs
 #                           and has been the worst of framegate's in every full run so far)
+#   WINDOW_ROUNDS           rounds of each closed loop (window64, window1k) for the same peers; the
+#                           worker-path checks take the median of the rounds' through-workers /
+#                           gateway ratios, each from two runs back to back (default 3; 1 with --quick)
 # The idle-connections workload runs for every kind but workers (a worker holds
 # one table entry per connection and no socket; its RSS growth per connection
 # is reported from the open-loop run instead).
@@ -78,6 +81,10 @@ has_peer() { [[ " $PEERS " == *" $1 "* ]]; }
 # 20 ms in the next). The checks compare medians over rounds instead.
 TAIL_ROUNDS=${TAIL_ROUNDS:-$( ((QUICK)) && echo 1 || echo 5)}
 [[ "$TAIL_ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "TAIL_ROUNDS must be a positive integer (got '$TAIL_ROUNDS')"
+# The closed loops swing too: one 1 KiB run of the same build ranged from
+# 402k to 668k msg/s in five runs of one afternoon (docs/BENCHMARKS.md).
+WINDOW_ROUNDS=${WINDOW_ROUNDS:-$( ((QUICK)) && echo 1 || echo 3)}
+[[ "$WINDOW_ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "WINDOW_ROUNDS must be a positive integer (got '$WINDOW_ROUNDS')"
 if has_peer workers; then
   [[ -x "$WORKER" ]] || die "worker binary not found: $WORKER (build it, or set FRAMEGATE_WORKER_BIN)"
 fi
@@ -366,6 +373,19 @@ if wants rate50k; then
 fi
 if wants window64; then for kind in $PEERS; do run_one window64 "$kind" "${W64_ARGS[@]}"; done; fi
 if wants window1k; then for kind in $PEERS; do run_one window1k "$kind" "${W1K_ARGS[@]}"; done; fi
+# One more round of WORKLOAD for the peers the round checks compare, back to back.
+extra_round() { # WORKLOAD ROUND LOADGEN_ARGS...
+  local workload=$1 round=$2 kind
+  shift 2
+  wants "$workload" || return 0
+  for kind in $PEERS; do
+    case $kind in framegate | workers | uws-native) run_one "$workload-r$round" "$kind" "$@" ;; esac
+  done
+}
+for ((round = 2; round <= WINDOW_ROUNDS; round++)); do
+  extra_round window64 "$round" "${W64_ARGS[@]}"
+  extra_round window1k "$round" "${W1K_ARGS[@]}"
+done
 if wants idle; then
   for kind in $PEERS; do [[ $kind == workers ]] || run_one idle "$kind" "${IDLE_ARGS[@]}"; done
 fi

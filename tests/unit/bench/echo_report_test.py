@@ -158,6 +158,41 @@ class echo_report_test(unittest.TestCase):
         row = next(r for r in result["rows"] if r["workload"] == "rate50k" and r["metric"] == "latency p99")
         self.assertAlmostEqual(row["values"]["framegate"], 2.0)
 
+    def test_with_several_closed_loop_rounds_the_worker_check_takes_the_median_ratio(self):
+        # Each round's ratio comes from its own two runs; a round where the
+        # machine slowed both alike does not move it, a round missing a peer is left out.
+        rates = {"framegate": (1_000_000, 600_000, 1_200_000, 900_000),
+                 "workers": (400_000, 330_000, 660_000, None),
+                 "uws-native": (1_000_000, 1_000_000, 1_000_000, 1_000_000)}
+        with tempfile.TemporaryDirectory() as raw:
+            for k, wid in enumerate(("window1k", "window1k-r2", "window1k-r3", "window1k-r4")):
+                for peer, values in rates.items():
+                    if values[k] is None:
+                        continue
+                    with open(os.path.join(raw, f"{wid}.{peer}.json"), "w") as f:
+                        json.dump(loadgen_run(wid, values[k]), f)
+                    with open(os.path.join(raw, f"{wid}.{peer}.status.json"), "w") as f:
+                        json.dump({"exit_code": 0, "server_alive": True}, f)
+            out = os.path.join(raw, "echo.json")
+            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers",
+                                   "framegate workers uws-native"], capture_output=True, text=True, check=True)
+            with open(out) as f:
+                result = json.load(f)
+        checks = {c["target"]: c for c in result["targets"]}
+        check = checks["closed loop 1 KiB: through workers >= 0.5x the gateway-only echo msg/s "
+                       "(same run, median of 3 rounds)"]
+        self.assertAlmostEqual(check["value"], 0.55)  # of 0.40, 0.55, 0.55
+        self.assertTrue(check["met"])
+        self.assertNotIn("closed loop 1 KiB: through workers >= 0.5x the gateway-only echo msg/s", checks)
+        rounds = result["window_rounds"]["window1k"]
+        self.assertEqual(rounds["msg_per_s"]["workers"], [400_000, 330_000, 660_000, None])
+        self.assertEqual([round(x, 2) for x in rounds["framegate_over_uws_native"]], [1.0, 0.6, 1.2, 0.9])
+        self.assertIn("- through workers / gateway: 0.400, 0.550, 0.550; median 0.550", proc.stdout)
+        # The missing run is a problem of its round; the table stays the first round's.
+        self.assertIn("window1k-r4 / workers: no result", result["problems"])
+        row = next(r for r in result["rows"] if r["workload"] == "window1k" and r["metric"].startswith("msg/s"))
+        self.assertEqual(row["values"]["workers"], 400_000)
+
     def test_a_run_the_hypervisor_took_the_cores_from_is_marked_disturbed(self):
         with tempfile.TemporaryDirectory() as raw:
             for peer, steal in (("framegate", 0.4), ("workers", 18.3)):
