@@ -28,7 +28,8 @@
 #   OPCODE                  text|binary (default text: both servers validate UTF-8, as in production)
 #   RESULTS_DIR             where echo-<date>.json goes (default bench/results)
 #   QUIET_WAIT              before each run, seconds to wait for other processes to go quiet
-#                           (default 120; 0 with --quick)
+#                           (default 120; 0 with --quick). A full run starts with a warm-up run
+#                           against the first peer that is not recorded.
 #   WORKLOADS               which workloads, a subset of "rate rate50k window64 window1k idle"
 #                           (default all)
 #   TAIL_ROUNDS             rounds of the 50k/s open loop for the peers its checks compare
@@ -359,6 +360,16 @@ run_one() {
   stop_servers
   sleep 1  # let TIME_WAIT sockets and the freed memory settle between runs
 }
+
+# The first run of a benchmark on this VM has had the worst tail of its
+# server, whichever server that was (native uWS first: p99 54 ms, then
+# 1.0 ms; docs/BENCHMARKS.md, "Seventh step"). A run that is not recorded
+# takes that penalty: the first peer, the 50k/s open loop's shape, 10 s.
+if ((!QUICK)); then
+  first_peer=${PEERS%% *}
+  echo "[run_echo] warm-up run against $first_peer (not recorded)" >&2
+  run_one warmup "$first_peer" --mode rate --connections 1000 --size 256 --rate-per-conn-ms 20 --warmup 1 --duration 10
+fi
 
 # PEERS in order for each workload (default framegate, workers, ws, uws), so
 # slow drift of the machine hits them all alike. Idle: all but workers.
