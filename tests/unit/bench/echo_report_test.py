@@ -29,6 +29,15 @@ def loadgen_run(workload, msg_per_s, p99_us=2000.0, cpu=80.0):
     return run
 
 
+def run_report(raw, peers, extra_args=()):
+    """Runs the report over the runs already in `raw`; returns (stdout, results JSON)."""
+    out = os.path.join(raw, "echo.json")
+    proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers", peers, *extra_args],
+                          capture_output=True, text=True, check=True)
+    with open(out) as f:
+        return proc.stdout, json.load(f)
+
+
 class echo_report_test(unittest.TestCase):
     def report(self, rates, extra_args=(), workload="window64", p99_us=None):
         """Runs the report over `workload` runs with these msg/s (and p99s) per peer; returns (stdout, results JSON)."""
@@ -39,11 +48,7 @@ class echo_report_test(unittest.TestCase):
                     json.dump(loadgen_run(workload, rate, **latency), f)
                 with open(os.path.join(raw, f"{workload}.{peer}.status.json"), "w") as f:
                     json.dump({"exit_code": 0, "server_alive": True, "workers": 0}, f)
-            out = os.path.join(raw, "echo.json")
-            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers", " ".join(rates),
-                                   *extra_args], capture_output=True, text=True, check=True)
-            with open(out) as f:
-                return proc.stdout, json.load(f)
+            return run_report(raw, " ".join(rates), extra_args)
 
     @staticmethod
     def header(stdout):
@@ -135,11 +140,7 @@ class echo_report_test(unittest.TestCase):
                         json.dump(loadgen_run(wid, 50_000, p99_us=values[k] * 1000), f)
                     with open(os.path.join(raw, f"{wid}.{peer}.status.json"), "w") as f:
                         json.dump({"exit_code": 0, "server_alive": wid != "rate50k-r3" or peer != "workers"}, f)
-            out = os.path.join(raw, "echo.json")
-            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers",
-                                   "framegate workers uws-native"], capture_output=True, text=True, check=True)
-            with open(out) as f:
-                result = json.load(f)
+            stdout, result = run_report(raw, "framegate workers uws-native")
         checks = {c["target"]: c for c in result["targets"]}
         vs_uws = checks["open loop 50k/s: gateway p99 <= native uWS p99 (same run, median of 3 rounds)"]
         self.assertAlmostEqual(vs_uws["value"], 2.4 / 2.0)
@@ -151,7 +152,7 @@ class echo_report_test(unittest.TestCase):
         self.assertTrue(hop["met"])
         self.assertEqual(result["tail_rounds"]["p99_ms"]["framegate"], [2.0, 9.0, 2.4])
         self.assertEqual(result["tail_rounds"]["median_p99_ms"]["uws-native"], 2.0)
-        self.assertIn("- framegate: 2.00, 9.00, 2.40 ms; median 2.40 ms", proc.stdout)
+        self.assertIn("- framegate: 2.00, 9.00, 2.40 ms; median 2.40 ms", stdout)
         # An extra round is checked like any run.
         self.assertIn("rate50k-r3 / workers: the server process died (gateway or a worker)", result["problems"])
         # The table itself stays the first round's.
@@ -173,11 +174,7 @@ class echo_report_test(unittest.TestCase):
                         json.dump(loadgen_run(wid, values[k]), f)
                     with open(os.path.join(raw, f"{wid}.{peer}.status.json"), "w") as f:
                         json.dump({"exit_code": 0, "server_alive": True}, f)
-            out = os.path.join(raw, "echo.json")
-            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers",
-                                   "framegate workers uws-native"], capture_output=True, text=True, check=True)
-            with open(out) as f:
-                result = json.load(f)
+            stdout, result = run_report(raw, "framegate workers uws-native")
         checks = {c["target"]: c for c in result["targets"]}
         check = checks["closed loop 1 KiB: through workers >= 0.5x the gateway-only echo msg/s "
                        "(same run, median of 3 rounds)"]
@@ -187,7 +184,7 @@ class echo_report_test(unittest.TestCase):
         rounds = result["window_rounds"]["window1k"]
         self.assertEqual(rounds["msg_per_s"]["workers"], [400_000, 330_000, 660_000, None])
         self.assertEqual([round(x, 2) for x in rounds["framegate_over_uws_native"]], [1.0, 0.6, 1.2, 0.9])
-        self.assertIn("- through workers / gateway: 0.400, 0.550, 0.550; median 0.550", proc.stdout)
+        self.assertIn("- through workers / gateway: 0.400, 0.550, 0.550; median 0.550", stdout)
         # The missing run is a problem of its round; the table stays the first round's.
         self.assertIn("window1k-r4 / workers: no result", result["problems"])
         row = next(r for r in result["rows"] if r["workload"] == "window1k" and r["metric"].startswith("msg/s"))
@@ -200,21 +197,17 @@ class echo_report_test(unittest.TestCase):
                 run["machine_cpu"]["steal_pct_of_core"] = steal
                 with open(os.path.join(raw, f"window1k.{peer}.json"), "w") as f:
                     json.dump(run, f)
-            out = os.path.join(raw, "echo.json")
-            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers", "framegate workers"],
-                                  capture_output=True, text=True, check=True)
-        self.assertIn("window1k / workers: DISTURBED: the hypervisor took 18.3% of a core (steal)", proc.stdout)
-        self.assertNotIn("window1k / framegate: DISTURBED", proc.stdout)
+            stdout, _ = run_report(raw, "framegate workers")
+        self.assertIn("window1k / workers: DISTURBED: the hypervisor took 18.3% of a core (steal)", stdout)
+        self.assertNotIn("window1k / framegate: DISTURBED", stdout)
 
     def test_a_missing_uws_run_is_a_problem_not_a_crash(self):
         with tempfile.TemporaryDirectory() as raw:
             with open(os.path.join(raw, "window64.framegate.json"), "w") as f:
                 json.dump(loadgen_run("window64", 1_000_000), f)
-            out = os.path.join(raw, "echo.json")
-            proc = subprocess.run([sys.executable, REPORT, "--raw", raw, "--out", out, "--peers", "framegate uws"],
-                                  capture_output=True, text=True, check=True)
-        self.assertIn("window64 / uws: no result", proc.stdout)
-        self.assertIn("| 1,000,000 | n/a | n/a |", self.table_row(proc.stdout, "msg/s (echoes received)"))
+            stdout, _ = run_report(raw, "framegate uws")
+        self.assertIn("window64 / uws: no result", stdout)
+        self.assertIn("| 1,000,000 | n/a | n/a |", self.table_row(stdout, "msg/s (echoes received)"))
 
 
 if __name__ == "__main__":
