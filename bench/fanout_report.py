@@ -137,16 +137,18 @@ def main():
             print(f"| {w}{mark} | {s} | {fmt_rate(m['delivered_per_s'])} | {m['delivered_pct']:.1f}% | "
                   f"{fmt_ms(m['p50'])} | {fmt_ms(m['p99'])} | {fmt_ms(m['p999'])} | {fmt_ms(m['max'])} | "
                   f"{m['holes']} | {m['duplicates']} / {m['reorders']} / {m['misrouted']} |")
-        f, n = by.get((w, servers[0])), by.get((w, "node"))
-        if f and n:
-            thr = f["delivered_per_s"] / n["delivered_per_s"] if n["delivered_per_s"] else float("inf")
-            p99 = n["p99"] / f["p99"] if f["p99"] else float("inf")
-            print(f"| {w} | **framegate / node** | **{thr:.2f}x** | | | **{p99:.1f}x lower** | | | | |")
-        for peer, name in UWS_PEERS.items():
-            u = by.get((w, peer))
-            if f and u:
-                print(f"| {w} | **framegate / {name}** | **{ratio_cell(f['delivered_per_s'], u['delivered_per_s'])}** | | "
-                      f"**{ratio_cell(f['p50'], u['p50'])}** | **{ratio_cell(f['p99'], u['p99'])}** | | | | |")
+        # Every framegate column (each variant) gets its own ratios against the peers.
+        for s in (s for s in servers if s.startswith("framegate")):
+            f, n = by.get((w, s)), by.get((w, "node"))
+            if f and n:
+                thr = f["delivered_per_s"] / n["delivered_per_s"] if n["delivered_per_s"] else float("inf")
+                p99 = n["p99"] / f["p99"] if f["p99"] else float("inf")
+                print(f"| {w} | **{s} / node** | **{thr:.2f}x** | | | **{p99:.1f}x lower** | | | | |")
+            for peer, name in UWS_PEERS.items():
+                u = by.get((w, peer))
+                if f and u:
+                    print(f"| {w} | **{s} / {name}** | **{ratio_cell(f['delivered_per_s'], u['delivered_per_s'])}** "
+                          f"| | **{ratio_cell(f['p50'], u['p50'])}** | **{ratio_cell(f['p99'], u['p99'])}** | | | | |")
         base = by.get((w, variants[0])) if variants else None
         for v in variants[1:]:
             m = by.get((w, v))
