@@ -35,6 +35,9 @@ void worker_link::close(std::string_view why) {
   loop_.poller().remove(fd_);
   ::close(fd_);
   fd_ = -1;
+  // Nothing will be written: the blocks the ledger holds keep their bytes for replay.
+  in_flight_ = {};
+  out_.clear();
   // Callers up the stack (this link's own read, the route table) may still
   // use it: the loop's hold ends with the turn.
   if (watched_self_) loop_.release_at_turn_end(std::move(watched_self_));
@@ -128,6 +131,9 @@ void worker_link::on_ack(std::uint64_t seq) {
 stored_payload worker_link::send_message(std::uint64_t conn_id, bool binary, std::span<const std::uint8_t> payload,
                                          std::uint64_t seq) {
   // Encoded even when closed: the caller keeps the payload where it lands.
+  // A closed link keeps only the last message, so that a caller that goes
+  // on sending to it does not grow it without bound.
+  if (closed_) out_.clear();
   const std::size_t at = link::encode_message(out_.next_envelope(), conn_id, binary, payload, seq);
   if (!closed_) {
     last_seq_ = seq;

@@ -196,5 +196,30 @@ TEST_F(WorkerLink, WhatTheSocketDoesNotTakeFollowsInOrder) {
   EXPECT_FALSE(link_->closed());
 }
 
+TEST_F(WorkerLink, AClosedLinkHoldsOnlyItsLastMessage) {
+  // The route table keeps each message's block for replay, so a message
+  // sent to a closed link still lands somewhere readable; but nothing is
+  // ever written, and the link must not keep the bytes that piled up.
+  link_->start();
+  const std::string unsent(1000, 'u');
+  link_->send_message(1, true, {reinterpret_cast<const std::uint8_t*>(unsent.data()), unsent.size()}, 1);
+  link_->close("worker gone");
+  EXPECT_EQ(link_->pending_bytes(), 0u) << "a closed link drops what it had queued";
+  std::vector<std::string> sent;
+  std::shared_ptr<byte_buffer> last_block;
+  std::size_t last_offset = 0;
+  for (std::uint64_t seq = 2; seq <= 200; ++seq) {
+    sent.push_back(std::to_string(seq) + std::string(1000, 'c'));
+    const stored_payload at = link_->send_message(
+        seq, true, {reinterpret_cast<const std::uint8_t*>(sent.back().data()), sent.back().size()}, seq);
+    last_block = at.block;
+    last_offset = at.offset;
+    EXPECT_LT(link_->pending_bytes(), 2 * sent.back().size()) << "after " << seq << " sends";
+  }
+  ASSERT_NE(last_block, nullptr);
+  const std::string kept(reinterpret_cast<const char*>(last_block->data()) + last_offset, sent.back().size());
+  EXPECT_EQ(kept, sent.back()) << "the last message's payload is where the link said";
+}
+
 }  // namespace
 }  // namespace fg::gateway
