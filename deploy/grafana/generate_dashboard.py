@@ -228,8 +228,10 @@ ROWS = [
               "paused.",
               [total(f"{GW}worker_unacked_messages", "worker", "{{worker}}")]),
         Panel("Unacknowledged bytes per worker", "Payload bytes of those messages: the byte credits in use. "
-              "Pinned at --credit-bytes means large messages saturate the worker.",
-              [total(f"{GW}worker_unacked_bytes", "worker", "{{worker}}")], "bytes"),
+              "Pinned at --credit-bytes means large messages saturate the worker. Held for replay: the memory "
+              "the gateway keeps to replay them if the worker dies (the link blocks they sit in).",
+              [total(f"{GW}worker_unacked_bytes", "worker", "{{worker}}"),
+               total(f"{GW}worker_replay_held_bytes", "worker", "{{worker}} held for replay")], "bytes"),
         Panel("Credit pauses per worker", "Client reads paused because a worker's credits ran out. Sustained: "
               "that worker needs more CPU or more replicas (--scale worker=N).",
               [rate(f"{GW}worker_credit_pauses_total", "worker", "{{worker}}")], "ops"),

@@ -158,6 +158,7 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
       row.credit_pauses += w.credit_pauses;
       row.unacked += w.unacked;
       row.unacked_bytes += w.unacked_bytes;
+      row.replay_held_bytes += w.replay_held_bytes;
     }
   std::size_t registered = 0;
   for (const auto& [id, row] : rows) registered += row.links > 0 ? 1 : 0;
@@ -177,6 +178,10 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
   auto unacked_bytes = out.family("framegate_gateway_worker_unacked_bytes",
                                   "Payload bytes forwarded to each worker and not yet acknowledged (--credit-bytes).",
                                   metric_kind::gauge);
+  auto replay_held = out.family("framegate_gateway_worker_replay_held_bytes",
+                                "Memory held to replay each worker's unacknowledged messages if it dies: the link "
+                                "write blocks their payloads sit in.",
+                                metric_kind::gauge);
   for (const auto& [id, row] : rows) {
     links.add(static_cast<double>(row.links), {{"worker", id}});
     conns.add(static_cast<double>(row.connections), {{"worker", id}});
@@ -184,6 +189,7 @@ void write_workers(metrics::exposition& out, std::span<const thread_snapshot> th
     paused.add(static_cast<double>(row.credit_pauses), {{"worker", id}});
     unacked.add(static_cast<double>(row.unacked), {{"worker", id}});
     unacked_bytes.add(static_cast<double>(row.unacked_bytes), {{"worker", id}});
+    replay_held.add(static_cast<double>(row.replay_held_bytes), {{"worker", id}});
   }
   out.histogram("framegate_gateway_worker_roundtrip_seconds",
                 "Time from a batch of messages leaving for a worker to the worker's acknowledgement.", r.roundtrip_ns,

@@ -153,6 +153,7 @@ struct worker_row {
   std::uint64_t credit_pauses = 0;  // counter
   std::uint64_t unacked = 0;
   std::uint64_t unacked_bytes = 0;
+  std::uint64_t replay_held_bytes = 0;  // the link blocks those payloads sit in (capacity)
 };
 
 // What a scrape gets from one thread.

@@ -130,6 +130,7 @@ void route_table::snapshot(thread_snapshot& snap) const {
     row.links = 1;
     row.unacked += w->unacked.count();
     row.unacked_bytes += w->unacked.bytes();
+    row.replay_held_bytes += w->unacked.held_bytes();
   }
   for (const auto& [id, r] : routes_)
     if (r.to != nullptr) ++rows[r.to->id].connections;

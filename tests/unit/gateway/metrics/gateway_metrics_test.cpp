@@ -84,8 +84,8 @@ TEST(GatewayMetrics, WorkersAreMergedByIdAcrossThreads) {
   std::vector<thread_snapshot> threads(2);
   for (auto& t : threads) {
     t.routing = true;
-    t.workers.push_back({"w1", 1, 3, 4, 1, 2, 500});
-    t.workers.push_back({"w2", 0, 0, 9, 0, 0, 0});  // gone: its links are down, its counters stay
+    t.workers.push_back({"w1", 1, 3, 4, 1, 2, 500, 65536});
+    t.workers.push_back({"w2", 0, 0, 9, 0, 0, 0, 0});  // gone: its links are down, its counters stay
     t.routes.roundtrip_ns.observe(2'000'000);
   }
   fg::gateway::admin_counters admin;
@@ -101,6 +101,7 @@ TEST(GatewayMetrics, WorkersAreMergedByIdAcrossThreads) {
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_credit_pauses_total{worker=\"w1\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_unacked_messages{worker=\"w1\"} 4")) << text;
   EXPECT_TRUE(has_line(text, "framegate_gateway_worker_unacked_bytes{worker=\"w1\"} 1000")) << text;
+  EXPECT_TRUE(has_line(text, "framegate_gateway_worker_replay_held_bytes{worker=\"w1\"} 131072")) << text;
   EXPECT_TRUE(
       has_line(text, "framegate_build_info{version=\"" FRAMEGATE_VERSION "\",component=\"gateway\",id=\"g1\"} 1"))
       << text;

@@ -828,6 +828,7 @@ TEST_F(route_table_test, a_snapshot_has_a_row_per_worker_with_its_connections_an
   EXPECT_EQ(snap.workers[0].routed, 2u);
   EXPECT_EQ(snap.workers[0].unacked, 1u);
   EXPECT_EQ(snap.workers[0].unacked_bytes, 3u);
+  EXPECT_GE(snap.workers[0].replay_held_bytes, 3u) << "the block the payload sits in";
   w.close("killed");
   thread_snapshot after;
   table().snapshot(after);
