@@ -34,6 +34,12 @@ class write_batch {
  public:
   using block = std::shared_ptr<byte_buffer>;
 
+  // Written blocks kept for reuse, at most this many and this much
+  // capacity in all: a burst's big blocks are let go (their last holder
+  // frees them), so that a link does not keep a burst's memory for good.
+  static constexpr std::size_t kKeptBlocks = 4;
+  static constexpr std::size_t kKeptBytes = std::size_t{4} << 20;
+
   // Where the next envelope goes: append exactly one encoded envelope to
   // the buffer returned (link::encode, link::encode_message).
   [[nodiscard]] byte_buffer& next_envelope() noexcept {
@@ -73,11 +79,6 @@ class write_batch {
   }
 
  private:
-  // Written blocks kept for reuse. Blocks still held elsewhere wait here
-  // until they are free; beyond this many, a written block is let go (its
-  // last holder frees it).
-  static constexpr std::size_t kKeptBlocks = 4;
-
   // A kept block nobody else holds, emptied, or a new one.
   block fresh_block() {
     for (auto& kept : kept_) {
@@ -91,8 +92,12 @@ class write_batch {
     return std::make_shared<byte_buffer>();
   }
 
+  // Blocks still held elsewhere wait in kept_ until they are free.
   void retire(block b) {
-    if (b && kept_.size() < kKeptBlocks) kept_.push_back(std::move(b));
+    if (!b || kept_.size() >= kKeptBlocks) return;
+    std::size_t kept_bytes = b->capacity();
+    for (const auto& kept : kept_) kept_bytes += kept->capacity();
+    if (kept_bytes <= kKeptBytes) kept_.push_back(std::move(b));
   }
 
   block queued_ = std::make_shared<byte_buffer>();

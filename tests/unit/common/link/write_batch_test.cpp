@@ -132,6 +132,18 @@ TEST(WriteBatch, AWrittenBlockNobodyHoldsServesAgain) {
   b.complete_write();
 }
 
+// A burst's big block is not kept: the link would hold its memory for good.
+TEST(WriteBatch, ABlockOverTheKeptBudgetIsLetGo) {
+  write_batch b;
+  queue(b, std::string(write_batch::kKeptBytes + 1, 'b'));
+  (void)b.begin_write();
+  b.complete_write();
+  queue(b, "small");
+  (void)b.begin_write();  // the next batch's block: a kept one if any
+  EXPECT_LT(b.queued_block()->capacity(), write_batch::kKeptBytes) << "the burst's block was kept";
+  b.complete_write();
+}
+
 TEST(WriteBatch, ClearLeavesTheBytesOfAHeldBlockAlone) {
   write_batch b;
   queue(b, "queued");
