@@ -130,6 +130,26 @@ class echo_report_test(unittest.TestCase):
                 self.assertEqual(check["met"], met, (workload, workers))
                 self.assertAlmostEqual(check["value"], workers / 1_000_000)
 
+    def test_the_worker_path_is_held_against_native_uws_of_the_same_run_when_it_ran(self):
+        _, result = self.report({"framegate": 1_000_000, "workers": 450_000, "uws-native": 1_000_000})
+        checks = {c["target"]: c for c in result["targets"]}
+        check = checks["closed loop 64 B: through workers >= 0.5x native uWS msg/s (same run)"]
+        self.assertFalse(check["met"])
+        self.assertAlmostEqual(check["value"], 0.45)
+        self.assertFalse(any("TARGETS.md" in t for t in checks))
+        # 450k is over half of TARGETS.md's 2.44M on another machine: only the same run decides.
+        _, result = self.report({"framegate": 1_000_000, "workers": 1_300_000})
+        fallback = next(c for c in result["targets"] if "shared/TARGETS.md" in c["target"])
+        self.assertIn("context only", fallback["target"])
+        self.assertTrue(fallback["met"])
+
+    def test_the_100k_open_loop_through_workers_is_held_against_native_uws_of_the_same_run(self):
+        _, result = self.report({"framegate": 100_000, "workers": 100_000, "uws-native": 100_000}, workload="rate",
+                                p99_us={"framegate": 2000.0, "workers": 9000.0, "uws-native": 4000.0})
+        check = next(c for c in result["targets"] if c["target"] == "open loop: through workers p99 <= 2x native uWS (same run)")
+        self.assertAlmostEqual(check["value"], 2.25)
+        self.assertFalse(check["met"])
+
     def test_with_several_rounds_the_tail_checks_take_each_peers_median_p99(self):
         # One round each where a peer had a bad run: the median is not moved by it.
         p99s = {"framegate": (2.0, 9.0, 2.4), "workers": (4.0, 4.4, 30.0), "uws-native": (20.0, 1.8, 2.0)}
@@ -185,6 +205,10 @@ class echo_report_test(unittest.TestCase):
         self.assertEqual(rounds["msg_per_s"]["workers"], [400_000, 330_000, 660_000, None])
         self.assertEqual([round(x, 2) for x in rounds["framegate_over_uws_native"]], [1.0, 0.6, 1.2, 0.9])
         self.assertIn("- through workers / gateway: 0.400, 0.550, 0.550; median 0.550", stdout)
+        vs_uws = checks["closed loop 1 KiB: through workers >= 0.5x native uWS msg/s (same run, median of 3 rounds)"]
+        self.assertAlmostEqual(vs_uws["value"], 0.40)  # of 0.40, 0.33, 0.66
+        self.assertFalse(vs_uws["met"])
+        self.assertIn("- through workers / native uWS: 0.400, 0.330, 0.660; median 0.400", stdout)
         # The missing run is a problem of its round; the table stays the first round's.
         self.assertIn("window1k-r4 / workers: no result", result["problems"])
         row = next(r for r in result["rows"] if r["workload"] == "window1k" and r["metric"].startswith("msg/s"))
