@@ -78,7 +78,11 @@ void event_loop::cancel(timer_id id) noexcept {
   timers_[id].fn = nullptr;
 }
 
-void event_loop::at_turn_end(std::shared_ptr<turn_end_task> task) { turn_end_.push_back(std::move(task)); }
+void event_loop::at_turn_end(std::shared_ptr<turn_end_task> task, turn_end_order order) {
+  (order == turn_end_order::first ? turn_end_first_ : turn_end_).push_back(std::move(task));
+}
+
+void event_loop::at_next_turn_end(std::shared_ptr<turn_end_task> task) { next_turn_end_.push_back(std::move(task)); }
 
 void event_loop::release_at_turn_end(std::shared_ptr<void> owner) { released_.push_back(std::move(owner)); }
 
@@ -97,12 +101,14 @@ void event_loop::run_one_turn(int max_wait_ms) {
   fire_due_timers();
   end_turn();
   if (stopping_) return;
-  int timeout = poller_.has_redeliveries() ? 0 : ms_to_next_timer();
+  int timeout = next_wait_ms();
   if (max_wait_ms >= 0 && (timeout < 0 || timeout > max_wait_ms)) timeout = max_wait_ms;
   if (asio_idle_ || timeout == 0)
     poller_.wait(timeout);
   else
     wait_in_asio(timeout);
+  for (auto& task : next_turn_end_) turn_end_.push_back(std::move(task));
+  next_turn_end_.clear();
   end_turn();
 }
 
@@ -144,6 +150,10 @@ void event_loop::fire_due_timers() {
   }
 }
 
+int event_loop::next_wait_ms() const {
+  return poller_.has_redeliveries() || !next_turn_end_.empty() ? 0 : ms_to_next_timer();
+}
+
 int event_loop::ms_to_next_timer() const {
   bool any = false;
   clock::time_point next{};
@@ -160,8 +170,10 @@ int event_loop::ms_to_next_timer() const {
 }
 
 void event_loop::end_turn() {
-  while (!turn_end_.empty()) {
-    ending_.swap(turn_end_);
+  // A task may add tasks of either order: each pass takes the first ones
+  // while there are any.
+  while (!turn_end_first_.empty() || !turn_end_.empty()) {
+    ending_.swap(turn_end_first_.empty() ? turn_end_ : turn_end_first_);
     for (const auto& task : ending_) task->on_turn_end();
     ending_.clear();
   }

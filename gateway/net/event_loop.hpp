@@ -65,9 +65,21 @@ class event_loop final : private poll_target {
   void reschedule(timer_id id, std::chrono::milliseconds interval);
   void cancel(timer_id id) noexcept;
 
+  // Which turn-end work goes first. A write that hands another process its
+  // work (a batch to a worker) goes before the turn's client writes: the
+  // worker then works while this thread writes, instead of after. In a
+  // busy fan-out those writes take milliseconds, and a publish read in the
+  // turn waited for all of them before it left for its worker.
+  enum class turn_end_order : std::uint8_t { first, last };
+
   // Runs `task` once at the end of this turn (or of the next, if called
-  // between turns); the loop holds it until then.
-  void at_turn_end(std::shared_ptr<turn_end_task> task);
+  // between turns), every `first` task before any `last` one, each group
+  // in the order it was added; the loop holds it until then.
+  void at_turn_end(std::shared_ptr<turn_end_task> task, turn_end_order order = turn_end_order::last);
+  // Runs `task` at the end of the next turn, and keeps that turn's wait from
+  // blocking: for work cut into pieces, so that the edges that came in the
+  // meantime are handled between them.
+  void at_next_turn_end(std::shared_ptr<turn_end_task> task);
   // Keeps `owner` alive until the turn ends: for an object that ends itself
   // while callers up the stack may still use it.
   void release_at_turn_end(std::shared_ptr<void> owner);
@@ -79,6 +91,9 @@ class event_loop final : private poll_target {
   // (bounded by the next timer and by `max_wait_ms` unless -1), and the
   // turn's end. run() is these in a loop; tests drive them one by one.
   void run_one_turn(int max_wait_ms = -1);
+  // How long the next wait may block, in milliseconds (-1: until an edge):
+  // 0 with edges to redeliver or next-turn work, else until the next timer.
+  [[nodiscard]] int next_wait_ms() const;
   // On the loop's thread: run() returns once this turn ends.
   void stop() noexcept { stopping_ = true; }
 
@@ -109,7 +124,9 @@ class event_loop final : private poll_target {
   bool asio_idle_ = false;
   bool stopping_ = false;
   std::vector<timer> timers_;
+  std::vector<std::shared_ptr<turn_end_task>> turn_end_first_;
   std::vector<std::shared_ptr<turn_end_task>> turn_end_;
+  std::vector<std::shared_ptr<turn_end_task>> next_turn_end_;
   std::vector<std::shared_ptr<turn_end_task>> ending_;  // the batch being run (kept for its capacity)
   std::vector<std::shared_ptr<void>> released_;
 };

@@ -118,7 +118,7 @@ void io_thread::on_tick() {
     s->on_tick(now);
     s = next;
   }
-  uncork();
+  flush_everything();
   if (shutting_down_) {
     if (session_count_ == 0) {
       sink_->stop();
@@ -139,7 +139,7 @@ void io_thread::begin_shutdown() {
   shutting_down_ = true;
   close_acceptor();
   for (session* s = head_; s != nullptr; s = s->next_) s->go_away();
-  uncork();
+  flush_everything();
   const auto grace = shared_.config.close_timeout + std::chrono::milliseconds(500);
   shutdown_deadline_ms_ = now_ms() + static_cast<std::uint64_t>(grace.count());
   // Notice the last connection leaving quickly, whatever the usual tick.
@@ -160,16 +160,20 @@ byte_buffer& io_thread::cork_for(session& s) {
 }
 
 void io_thread::uncork() {
-  if (cork_owner_ != nullptr) {
-    session* owner = cork_owner_;
-    cork_owner_ = nullptr;
-    if (!cork_.empty()) owner->flush(cork_);
-    cork_.clear();
-  }
-  if (deferred_.empty()) return;
-  auto sessions = std::move(deferred_);
-  deferred_.clear();
-  for (const auto& s : sessions) s->flush_deferred();
+  if (cork_owner_ == nullptr) return;
+  session* owner = cork_owner_;
+  cork_owner_ = nullptr;
+  if (!cork_.empty()) owner->flush(cork_);
+  cork_.clear();
+}
+
+namespace {
+void write_deferred(const session_ref& s) { s->flush_deferred(); }
+}  // namespace
+
+void io_thread::flush_everything() {
+  uncork();
+  deferred_.write_all(write_deferred);
 }
 
 void io_thread::uncork_at_turn_end() {
@@ -179,8 +183,12 @@ void io_thread::uncork_at_turn_end() {
 }
 
 void io_thread::turn_end_uncork::on_turn_end() {
-  scheduled = false;
   thread.uncork();
+  if (!thread.deferred_.write_for(kWriteSlice, write_deferred)) {
+    scheduled = false;
+    return;
+  }
+  thread.loop_.at_next_turn_end(std::shared_ptr<turn_end_task>(std::shared_ptr<void>(), this));
 }
 
 void io_thread::forget_cork(const session& s) noexcept {

@@ -26,6 +26,7 @@
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
 #include "gateway/net/session.hpp"
+#include "gateway/net/write_wave.hpp"
 
 namespace fg::gateway {
 
@@ -90,15 +91,25 @@ class io_thread {
   [[nodiscard]] std::size_t corked_bytes(const session& s) const noexcept {
     return cork_owner_ == &s ? cork_.size() : 0;
   }
+  // Writes the cork: what its owner sent since it took it. The deferred
+  // sessions wait for the turn's end.
   void uncork();
-  // uncork() once every edge of this loop turn is handled: what the
-  // turn's several link reads queue for one client (a fan-out through two
-  // workers) then leaves in one send, as uWebSockets drains its pub/sub
-  // once per loop iteration.
+  // At the end of this turn: uncork(), and write the deferred sessions in
+  // the order they were deferred, kWriteSlice of writes per turn (write_wave).
+  // What the turn's several link reads queue for one client (a fan-out
+  // through two workers) then leaves in one send, as uWebSockets drains
+  // its pub/sub once per loop iteration.
   void uncork_at_turn_end();
+  // Long enough for a closed loop's turn of replies to a hundred clients
+  // to leave in one slice; a wave to a thousand takes 20-30 of them here.
+  static constexpr std::chrono::microseconds kWriteSlice{250};
   void forget_cork(const session& s) noexcept;
-  // A session whose output was deferred this turn (see session::defer).
-  void flush_at_end_of_turn(session_ref s) { deferred_.push_back(std::move(s)); }
+  // A session whose output was deferred this turn (see session::defer),
+  // written at the end of the turn.
+  void flush_at_end_of_turn(session_ref s) {
+    deferred_.add(std::move(s));
+    uncork_at_turn_end();
+  }
 
   // The keys this thread verifies handshake tokens with; null when no
   // --jwt-* key is configured (tokens are then ignored).
@@ -158,7 +169,10 @@ class io_thread {
   std::array<std::uint8_t, 64 * 1024> read_buffer_{};
   byte_buffer cork_;
   session* cork_owner_ = nullptr;
-  std::vector<session_ref> deferred_;
+  // uncork() and every deferred session (a tick, the shutdown).
+  void flush_everything();
+
+  write_wave<session_ref> deferred_;
 
   session* head_ = nullptr;
   std::size_t session_count_ = 0;

@@ -152,7 +152,8 @@ void worker_link::schedule_flush() {
   if (flush_scheduled_) return;
   flush_scheduled_ = true;
   // The aliasing constructor: the base is private, a cast in shared_ptr's code could not see it.
-  loop_.at_turn_end(std::shared_ptr<turn_end_task>(shared_from_this(), static_cast<turn_end_task*>(this)));
+  loop_.at_turn_end(std::shared_ptr<turn_end_task>(shared_from_this(), static_cast<turn_end_task*>(this)),
+                    event_loop::turn_end_order::first);
 }
 
 void worker_link::on_turn_end() {

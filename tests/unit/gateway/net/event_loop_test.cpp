@@ -197,6 +197,56 @@ TEST_F(EventLoop, TurnEndTasksRunOnceAfterTheBatch) {
                                              "next turn"}));
 }
 
+TEST_F(EventLoop, FirstTurnEndTasksRunBeforeTheRestWhenEverTheyWereAdded) {
+  std::vector<std::string> order;
+  auto task = [&](std::string name) { return std::make_shared<task_fn>([&order, name] { order.push_back(name); }); };
+  auto late_first = task("first, added by a last task");
+  auto stop = std::make_shared<task_fn>([&] { loop.stop(); });
+  loop.at_turn_end(task("last 1"));
+  loop.at_turn_end(std::make_shared<task_fn>([&] {
+    order.push_back("last 2");
+    loop.at_turn_end(late_first, event_loop::turn_end_order::first);
+    loop.at_turn_end(stop);
+  }));
+  loop.at_turn_end(task("first 1"), event_loop::turn_end_order::first);
+  loop.at_turn_end(task("first 2"), event_loop::turn_end_order::first);
+  loop.run();
+  EXPECT_EQ(order, (std::vector<std::string>{"first 1", "first 2", "last 1", "last 2", "first, added by a last task"}));
+}
+
+TEST_F(EventLoop, ANextTurnTaskRunsAfterTheNextWaitWhichDoesNotBlock) {
+  // A task cut into pieces: each piece at a turn's end, the edges that came
+  // meanwhile handled in between, and no wait for a timer in between.
+  std::vector<std::string> order;
+  socket_pair p;
+  recorder r;
+  ASSERT_TRUE(loop.poller().add(p.ours, r));
+  r.on_edge = [&](std::uint32_t e) {
+    if ((e & EPOLLIN) != 0) order.push_back("edge");
+  };
+  int pieces = 0;
+  std::vector<int> waits;  // next_wait_ms() before the run, then after each piece that leaves another
+  std::shared_ptr<task_fn> piece;
+  piece = std::make_shared<task_fn>([&] {
+    order.push_back("piece " + std::to_string(++pieces));
+    if (pieces == 1) p.send("a");  // comes while the work is not done
+    if (pieces < 3) {
+      loop.at_next_turn_end(piece);
+      waits.push_back(loop.next_wait_ms());
+    } else {
+      loop.stop();
+    }
+  });
+  waits.push_back(loop.next_wait_ms());
+  loop.at_turn_end(piece);
+  loop.run();
+  EXPECT_GT(waits[0], 0) << "with nothing pending, the wait blocks until the safety net's timer";
+  EXPECT_EQ(waits, (std::vector<int>{waits[0], 0, 0})) << "a wait blocked with a piece pending";
+  loop.poller().remove(p.ours);
+  piece.reset();
+  EXPECT_EQ(order, (std::vector<std::string>{"piece 1", "edge", "piece 2", "piece 3"}));
+}
+
 TEST_F(EventLoop, ReleasedOwnersLiveUntilTheTurnEnds) {
   // The flag is shared: an owner the loop never let go would end with the
   // loop, after this test's locals.

@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -144,6 +145,13 @@ TEST_F(WorkerLink, ClosesOnBytesThatAreNoEnvelope) {
   EXPECT_EQ(events_.seen[1].rfind("lost: ", 0), 0u) << events_.seen[1];
 }
 
+// Turn-end work of the default order, as the thread's client writes are.
+struct turn_end_probe final : turn_end_task {
+  explicit turn_end_probe(std::function<void()> f) : fn(std::move(f)) {}
+  void on_turn_end() override { fn(); }
+  std::function<void()> fn;
+};
+
 // Reads what the worker side has, decoding Message envelopes' payloads.
 std::vector<std::string> worker_reads(asio::local::stream_protocol::socket& s, std::size_t messages) {
   std::vector<std::string> got;
@@ -171,6 +179,25 @@ TEST_F(WorkerLink, WritesATurnsMessagesWhenTheTurnEnds) {
   EXPECT_EQ(counters_.envelopes_per_write.count(), 1u) << "both messages in one write";
   EXPECT_EQ(counters_.link_write_waits, 0u);
   EXPECT_EQ(worker_reads(worker_side_, 2), std::vector<std::string>({"hello", "hello"}));
+}
+
+TEST_F(WorkerLink, WritesBeforeTheClientWritesQueuedEarlierInTheTurn) {
+  // A turn that read worker replies queues its client writes for the turn's
+  // end before a client's message reaches the link. The worker must get the
+  // message first, to work while the thread writes to clients (a fan-out's
+  // writes take milliseconds).
+  link_->start();
+  std::size_t readable_when_clients_written = 0;
+  loop_.at_turn_end(std::make_shared<turn_end_probe>([&] {
+    std::array<std::uint8_t, 256> buf{};
+    const auto n = ::recv(worker_side_.native_handle(), buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
+    readable_when_clients_written = n > 0 ? static_cast<std::size_t>(n) : 0;
+  }));
+  const std::string payload = "publish";
+  link_->send_message(7, false, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()}, 1);
+  loop_.run_one_turn(0);
+  EXPECT_GT(readable_when_clients_written, 0u) << "the client writes ran before the link's";
+  EXPECT_EQ(worker_reads(worker_side_, 1), std::vector<std::string>({"publish"}));
 }
 
 TEST_F(WorkerLink, WhatTheSocketDoesNotTakeFollowsInOrder) {

@@ -1,0 +1,63 @@
+// The clients whose output waits for the end of the loop's turn (a
+// broadcast's: see session::defer), written in slices of time.
+//
+// A fan-out to a thousand clients is a wave of a thousand writes,
+// milliseconds of system calls. Written in one go, the wave holds up every
+// edge that comes meanwhile: a publish read after it left for its worker a
+// wave late, and a worker's Send read after it missed the clients the wave
+// had not reached yet, waiting for the next wave. Cut into slices, with the
+// loop's edges handled between them, both go on at once. A client is
+// written once per wave whatever the slices, so the writes per delivery
+// stay what they were.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace fg::gateway {
+
+// `Ref` is what keeps a client alive while it waits (session_ref); `Clock`
+// a steady clock, a fake one in tests.
+template <class Ref, class Clock = std::chrono::steady_clock>
+class write_wave {
+ public:
+  // The clock is read once per this many writes: a write costs
+  // microseconds, a clock read tens of nanoseconds.
+  static constexpr std::size_t kWritesPerClockRead = 16;
+
+  void add(Ref r) { waiting_.push_back(std::move(r)); }
+  [[nodiscard]] bool empty() const noexcept { return head_ == waiting_.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return waiting_.size() - head_; }
+
+  // Writes the waiting clients from the oldest, `write(ref)` each, until
+  // none is left or `slice` has passed. Clients added meanwhile (a write
+  // may end a connection, and the end defer another's output) join the
+  // back. True if some are left.
+  template <class Write>
+  bool write_for(typename Clock::duration slice, Write&& write) {
+    const auto deadline = Clock::now() + slice;
+    for (std::size_t n = 0; head_ < waiting_.size(); ++n) {
+      if (n != 0 && n % kWritesPerClockRead == 0 && Clock::now() >= deadline) return true;
+      // Moved out before the write, by index: the write may add to the vector.
+      const Ref r = std::move(waiting_[head_++]);
+      write(r);
+    }
+    waiting_.clear();  // keeps its capacity for the next wave
+    head_ = 0;
+    return false;
+  }
+
+  // Every waiting client, whatever the time (a tick, the shutdown).
+  template <class Write>
+  void write_all(Write&& write) {
+    write_for(Clock::duration::max() / 2, std::forward<Write>(write));
+  }
+
+ private:
+  std::vector<Ref> waiting_;
+  std::size_t head_ = 0;  // waiting_[0, head_) are written
+};
+
+}  // namespace fg::gateway

@@ -1,0 +1,83 @@
+// write_wave on a fake clock that each write moves on: how many clients one
+// slice writes, in what order, and what a write that adds a client does.
+#include "gateway/net/write_wave.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+namespace fg::gateway {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct fake_clock {
+  using duration = std::chrono::nanoseconds;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::time_point<fake_clock>;
+  static constexpr bool is_steady = true;
+  static inline time_point at{};
+  static time_point now() noexcept { return at; }
+};
+
+class WriteWave : public ::testing::Test {
+ protected:
+  void SetUp() override { fake_clock::at = {}; }
+
+  // Each write takes `each` of the fake clock's time.
+  auto writer(std::chrono::nanoseconds each) {
+    return [this, each](int client) {
+      written.push_back(client);
+      fake_clock::at += each;
+    };
+  }
+
+  write_wave<int, fake_clock> wave;
+  std::vector<int> written;
+};
+
+TEST_F(WriteWave, WritesEveryoneWhenTheSliceIsLongEnough) {
+  for (int c = 0; c < 40; ++c) wave.add(c);
+  EXPECT_FALSE(wave.write_for(250us, writer(1us)));
+  EXPECT_EQ(written.size(), 40u);
+  EXPECT_TRUE(wave.empty());
+}
+
+TEST_F(WriteWave, StopsOnceTheSliceIsOverAndGoesOnFromThereInOrder) {
+  for (int c = 0; c < 100; ++c) wave.add(c);
+  // 10 us a write: past 250 us after the 25th, seen at the next clock read (every 16).
+  EXPECT_TRUE(wave.write_for(250us, writer(10us)));
+  EXPECT_EQ(written.size(), 32u);
+  EXPECT_EQ(wave.size(), 68u);
+  wave.add(100);  // deferred meanwhile, by the edges between the slices
+  while (wave.write_for(250us, writer(10us))) {
+  }
+  ASSERT_EQ(written.size(), 101u);
+  for (int c = 0; c <= 100; ++c) EXPECT_EQ(written[static_cast<std::size_t>(c)], c) << "out of order at " << c;
+  EXPECT_TRUE(wave.empty());
+}
+
+TEST_F(WriteWave, AClientAddedByAWriteJoinsTheBack) {
+  wave.add(1);
+  wave.add(2);
+  const bool left = wave.write_for(250us, [&](int client) {
+    written.push_back(client);
+    if (client == 1) wave.add(3);  // a write that ended its connection, and the end deferred another's output
+  });
+  EXPECT_FALSE(left);
+  EXPECT_EQ(written, (std::vector<int>{1, 2, 3}));
+}
+
+TEST_F(WriteWave, WriteAllIgnoresTheClock) {
+  for (int c = 0; c < 200; ++c) wave.add(c);
+  wave.write_all(writer(1s));
+  EXPECT_EQ(written.size(), 200u);
+  EXPECT_TRUE(wave.empty());
+}
+
+TEST_F(WriteWave, AnEmptyWaveHasNothingLeft) { EXPECT_FALSE(wave.write_for(0us, writer(1us))); }
+
+}  // namespace
+}  // namespace fg::gateway
