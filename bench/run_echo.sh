@@ -113,7 +113,8 @@ if [[ $QUICK == 1 ]]; then
   IDLE_ARGS=(--mode idle --connections $IDLE_N --duration 1 --source-ips 127.0.0.2,127.0.0.3)
 else
   RATE_ARGS=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 10 --warmup 2 --duration 20)
-  RATE50K_ARGS=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 20 --warmup 2 --duration 20)
+  RATE50K_SHAPE=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 20)
+  RATE50K_ARGS=("${RATE50K_SHAPE[@]}" --warmup 2 --duration 20)
   W64_ARGS=(--mode window --connections 100 --window 16 --size 64 --warmup 1 --duration 10)
   W1K_ARGS=(--mode window --connections 100 --window 16 --size 1024 --warmup 1 --duration 10)
   IDLE_N=15000
@@ -368,7 +369,7 @@ run_one() {
 if ((!QUICK)); then
   first_peer=${PEERS%% *}
   echo "[run_echo] warm-up run against $first_peer (not recorded)" >&2
-  run_one warmup "$first_peer" --mode rate --connections 1000 --size 256 --rate-per-conn-ms 20 --warmup 1 --duration 10
+  run_one warmup "$first_peer" "${RATE50K_SHAPE[@]}" --warmup 1 --duration 10
 fi
 
 # PEERS in order for each workload (default framegate, workers, ws, uws), so
