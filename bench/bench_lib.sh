@@ -215,15 +215,18 @@ start_rooms_server() {
   local kind=$1 p i
   shift
   PROBES=()
+  GATEWAY_ADMIN=""
   [[ -n "${REDIS_PID:-}" ]] && PROBES+=("--probe-pid" "redis=$REDIS_PID")
   : >"$WORK/server.log"  # before the start: wait_listening must not find the last run's line
   case "$kind" in
     framegate)
-      # --admin off: the admin listener's default port 9090 could be taken.
+      # The gateway's admin listener on a free port (its default 9090 could
+      # be taken): gateway_write_counters reads /metrics there.
       # GATEWAY_THREADS reaches the gateway through its environment (framegate
       # up hands options it does not know to the workers); unset, one per core.
-      FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" --admin off \
-        --log-level info "$@" >"$WORK/server.log" 2>&1 &
+      GATEWAY_ADMIN="127.0.0.1:$(free_port)"
+      FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" \
+        --admin "$GATEWAY_ADMIN" --log-level info "$@" >"$WORK/server.log" 2>&1 &
       SERVER_PID=$!
       wait_listening "$WORK/server.log" 'gateway listening on ws://[0-9.]+:[0-9]+/?'
       add_supervisor_probes "$SERVER_PID" "$WORKERS" ""
@@ -255,6 +258,37 @@ start_rooms_server() {
       PROBES+=("--probe-pid" "server=$SERVER_PID")
       ;;
   esac
+}
+
+# gateway_write_counters ADMIN: the framegate gateway's client-write
+# counters from http://ADMIN/metrics as one JSON object (summed over labels):
+# messages_sent, socket_writes, write_slices, write_slices_cut; {} when the
+# gateway does not answer.
+gateway_write_counters() {
+  python3 - "$1" <<'EOF'
+import json, sys, urllib.request
+names = {"framegate_gateway_messages_sent_total": "messages_sent", "framegate_gateway_socket_writes_total": "socket_writes",
+         "framegate_gateway_write_slices_total": "write_slices", "framegate_gateway_write_slices_cut_total": "write_slices_cut"}
+try:
+    text = urllib.request.urlopen(f"http://{sys.argv[1]}/metrics", timeout=5).read().decode()
+except OSError:
+    print("{}")
+    sys.exit(0)
+out = {}
+for line in text.splitlines():
+    name = line.split("{")[0].split(" ")[0]
+    if name in names:
+        out[names[name]] = out.get(names[name], 0) + float(line.rsplit(" ", 1)[1])
+print(json.dumps(out))
+EOF
+}
+
+# write_counter_deltas BEFORE AFTER: AFTER - BEFORE of two
+# gateway_write_counters objects ({} unless both have the same counters).
+write_counter_deltas() {
+  python3 -c 'import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+print(json.dumps({k: b[k] - a[k] for k in b} if a and a.keys() == b.keys() else {}))' "$1" "$2"
 }
 
 # check_run NAME STEM RC: after one loadgen run (stdout in STEM.txt, stderr

@@ -52,6 +52,7 @@ def summarize(run):
     worker_pcts = [pct(k) for k in workers if pct(k) is not None]
     d = run["delivery"]
     lat = run["latency_ms"]
+    writes = run.get("gateway_writes") or {}
     return {
         "delivered_per_s": run["window"]["deliveries_per_s"],
         "offered_per_s": run["offered_deliveries_per_s"],
@@ -73,6 +74,9 @@ def summarize(run):
         "disturbed": run.get("disturbed", False),
         "load_before": run.get("load_before"),
         "failed": run.get("failed", True) or not run.get("server_alive", False),
+        # framegate's gateway counters over the run (run_fanout.sh scrapes them)
+        "messages_per_send": ratio(writes.get("messages_sent"), writes.get("socket_writes")),
+        "slices_cut": ratio(writes.get("write_slices_cut"), writes.get("write_slices")),
     }
 
 
@@ -174,6 +178,18 @@ def main():
             workers = f"{m['cpu_workers'] or 0:.0f}% ({each})" if m["cpu_workers_each"] else "-"  # uWS: none
             print(f"| {w} | {s} | {front if front is not None else 0:.0f}% | {workers} | "
                   f"{m['cpu_redis'] or 0:.0f}% | {m['cpu_loadgen'] or 0:.0f}% | {sum(parts):.0f}% |")
+    with_writes = [(w, s) for w in order for s in servers if (by.get((w, s)) or {}).get("messages_per_send")]
+    if with_writes:
+        print()
+        print("framegate's client writes over the run (gateway /metrics): messages per send to a client socket, and "
+              "the share of turn-end write slices cut at 250 us with clients left for the next turn:")
+        print()
+        print(row("workload", "server", "messages per send", "slices cut"))
+        print(rule(4))
+        for w, s in with_writes:
+            m = by[(w, s)]
+            cut = f"{m['slices_cut'] * 100:.0f}%" if m["slices_cut"] is not None else "-"
+            print(f"| {w} | {s} | {m['messages_per_send']:.2f} | {cut} |")
     print()
     print("Targets (TARGETS.md, framegate through Redis):")
     for w, s in ((w, s) for w in order for s in servers if s.startswith("framegate")):

@@ -114,7 +114,7 @@ runs=()
 # run_one WORKLOAD KIND VARIANT [SERVER ARGS...]: fresh Redis and server, one
 # loadgen run, both stopped; VARIANT is "" or a FRAMEGATE_VARIANTS name.
 run_one() {
-  local wl=$1 kind=$2 variant=$3 stem out rc note="" label=$2
+  local wl=$1 kind=$2 variant=$3 stem out rc note="" label=$2 writes_before writes
   shift 3
   [[ -n "$variant" ]] && label="$kind-$variant"
   wait_quiet
@@ -125,6 +125,8 @@ run_one() {
   echo "[run_fanout] $wl against $label on port $PORT (redis pid ${REDIS_PID:-none}; load $LOAD_BEFORE$note)${*:+: $*}" >&2
   stem="$WORK/$wl.$label"
   out="$stem.json"
+  writes_before='{}'
+  [[ -n "$GATEWAY_ADMIN" ]] && writes_before=$(gateway_write_counters "$GATEWAY_ADMIN")
   set +e
   # shellcheck disable=SC2046
   "$LOADGEN" --mode rooms --url "ws://127.0.0.1:$PORT/rooms" $(workload_args "$wl") \
@@ -132,8 +134,10 @@ run_one() {
     --connect-rate 2000 "${PROBES[@]}" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
   rc=$?
   set -e
+  writes='{}'
+  [[ -n "$GATEWAY_ADMIN" ]] && writes=$(write_counter_deltas "$writes_before" "$(gateway_write_counters "$GATEWAY_ADMIN")")
   check_run "$wl/$label" "$stem" "$rc" || status=1
-  annotate_run "$out" "$WORK/server.log" 8 workload="$wl" server="$kind" variant="$variant" \
+  annotate_run "$out" "$WORK/server.log" 8 workload="$wl" server="$kind" variant="$variant" gateway_writes="$writes" \
     server_args="$*" loadgen_exit="$rc" server_alive="$ALIVE" \
     load_before="$LOAD_BEFORE" load_after="$(cut -d' ' -f1 /proc/loadavg)" disturbed="$DISTURBED"
   ((RECORD)) && runs+=("$out")

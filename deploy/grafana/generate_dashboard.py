@@ -79,6 +79,11 @@ def quantiles(histogram: str, by: str = "", prefix: str = "", mean: bool = False
     return queries
 
 
+def per_rate(numerator: str, denominator: str, legend: str) -> Query:
+    """One counter's rate over another's, summed across processes."""
+    return Query(f"sum (rate({numerator}{RANGE})) / sum (rate({denominator}{RANGE}))", legend)
+
+
 def per_process(metric: str) -> Query:
     return Query(metric, "{{job}} {{instance}}")
 
@@ -128,6 +133,11 @@ ROWS = [
               + quantiles(f"{GW}link_envelopes_per_write", prefix="envelopes/write ")),
         Panel("Broadcast fan-out", "Recipients of one worker Send: the gateway frames it once for all of them.",
               quantiles(f"{GW}broadcast_recipients")),
+        Panel("Client writes", "Messages per send to a client socket (above 1: a turn's messages to a client "
+              "leave together), and the share of broadcast write slices cut at 250 µs with clients left for the "
+              "next turn (near 1: fan-out keeps the thread writing; the loop still reads between slices).",
+              [per_rate(f"{GW}messages_sent_total", f"{GW}socket_writes_total", "messages/write"),
+               per_rate(f"{GW}write_slices_cut_total", f"{GW}write_slices_total", "slices cut")]),
         Panel("Publish API by status", "POST /api/publish requests per second by HTTP status: 401 a wrong token, "
               "403 the API disabled (no --api-token), 503 no worker.",
               [rate(f"{GW}api_publishes_total", "status", "{{status}}")], "reqps"),

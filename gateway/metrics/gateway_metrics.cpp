@@ -60,6 +60,15 @@ void write_traffic(metrics::exposition& out, const thread_counters& c) {
               static_cast<double>(c.socket_read_bytes));
   out.counter("framegate_gateway_socket_written_bytes_total", "Bytes written to client sockets.",
               static_cast<double>(c.socket_written_bytes));
+  out.counter("framegate_gateway_socket_writes_total",
+              "Send calls to client sockets that took bytes (messages sent per write: the batching).",
+              static_cast<double>(c.socket_writes));
+  out.counter("framegate_gateway_write_slices_total",
+              "Turn-end slices of deferred client writes (a broadcast's) that wrote clients.",
+              static_cast<double>(c.write_slices));
+  out.counter("framegate_gateway_write_slices_cut_total",
+              "Those slices that ran out of time with clients left for the next turn (long fan-outs).",
+              static_cast<double>(c.write_slices_cut));
   out.histogram("framegate_gateway_message_size_bytes", "Size of the messages received from clients.", c.message_size);
   out.histogram("framegate_gateway_frames_per_read", "Frames parsed out of one socket read.", c.frames_per_read);
   out.histogram("framegate_gateway_client_turn_seconds",

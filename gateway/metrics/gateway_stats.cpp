@@ -31,6 +31,9 @@ void thread_counters::add(const thread_counters& o) {
   add_all(payload_sent, o.payload_sent);
   socket_read_bytes += o.socket_read_bytes;
   socket_written_bytes += o.socket_written_bytes;
+  socket_writes += o.socket_writes;
+  write_slices += o.write_slices;
+  write_slices_cut += o.write_slices_cut;
   dropped_messages += o.dropped_messages;
   overflow_closes += o.overflow_closes;
   dropped_pongs += o.dropped_pongs;

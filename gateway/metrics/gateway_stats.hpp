@@ -73,6 +73,12 @@ struct thread_counters {
   std::array<std::uint64_t, 2> payload_received{}, payload_sent{};
   std::uint64_t socket_read_bytes = 0;
   std::uint64_t socket_written_bytes = 0;
+  std::uint64_t socket_writes = 0;  // send calls to client sockets that took bytes
+  // The turn end's deferred client writes (a broadcast's): time slices
+  // that wrote clients, and those cut with clients left, copied from the
+  // thread's write_wave at snapshot time.
+  std::uint64_t write_slices = 0;
+  std::uint64_t write_slices_cut = 0;
   std::uint64_t dropped_messages = 0;           // --send-queue-policy drop
   std::uint64_t overflow_closes = 0;            // --send-queue-policy close (1008)
   std::uint64_t handshakes_rate_limited = 0;    // 429 by --handshake-rate

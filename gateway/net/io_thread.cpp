@@ -201,6 +201,8 @@ void io_thread::forget_cork(const session& s) noexcept {
 thread_snapshot io_thread::snapshot() const {
   thread_snapshot snap;
   snap.counters = counters_;
+  snap.counters.write_slices = deferred_.slices();
+  snap.counters.write_slices_cut = deferred_.slices_cut();
   for (const session* s = head_; s != nullptr; s = s->next_) snap.send_queue_bytes += s->queued_bytes();
   snap.send_queue_bytes += cork_.size();
   sink_->snapshot(snap);

@@ -561,7 +561,9 @@ write_result session::write_to_socket(std::span<const std::uint8_t> bytes) {
     if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
     if (ec) return {write_result::status::failed, 0};
   }
-  home_.counters().socket_written_bytes += n;
+  thread_counters& c = home_.counters();
+  c.socket_written_bytes += n;
+  ++c.socket_writes;
   return {write_result::status::written, n};
 }
 

@@ -33,6 +33,12 @@ class Family:
         """The sum over every sample (of the family's own name) whose labels include `labels`."""
         return sum(v for n, ls, v in self.samples if n == self.name and all(ls.get(k) == x for k, x in labels.items()))
 
+    def bucket(self, le: float, **labels: str) -> float:
+        """A histogram's cumulative bucket `le` (summed over label sets matching `labels`)."""
+        return sum(v for n, ls, v in self.samples
+                   if n == self.name + "_bucket" and float(ls.get("le", "nan")) == le
+                   and all(ls.get(k) == x for k, x in labels.items()))
+
     def count(self, **labels: str) -> float:
         """A histogram's _count (summed over label sets matching `labels`)."""
         return sum(v for n, ls, v in self.samples

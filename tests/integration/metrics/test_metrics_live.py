@@ -274,6 +274,8 @@ class LiveMetricsTest(unittest.TestCase):
         self.assertGreater(g["framegate_gateway_worker_link_rtt_seconds"].count(), 0)
         self.assertGreater(g["framegate_gateway_link_envelopes_per_write"].count(), 0)
         self.assertGreaterEqual(g["framegate_gateway_broadcast_recipients"].count(), 2)
+        # Each echo waited for the one before: one send at least per reply.
+        self.assertGreaterEqual(g["framegate_gateway_socket_writes_total"].value(), text_echoes + BINARY_ECHOES)
         workers = self.workers_after
         handled = lambda path: sum(w["framegate_worker_messages_handled_total"].value(path=path) for w in workers)
         self.assertEqual(handled("/echo"), text_echoes + BINARY_ECHOES)

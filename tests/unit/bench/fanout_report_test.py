@@ -85,6 +85,18 @@ class fanout_report_test(unittest.TestCase):
         cpu_lines = stdout[stdout.index("CPU over the measured window"):]
         self.assertIn("| 1room-1m | uws | 70% | - | 0% | 90% | 160% |", cpu_lines)
 
+    def test_the_gateway_write_counters_become_messages_per_send_and_slices_cut(self):
+        counted = dict(self.framegate, gateway_writes={"messages_sent": 15_000_000, "socket_writes": 1_800_000,
+                                                       "write_slices": 40_000, "write_slices_cut": 39_000})
+        stdout = self.report(counted, self.uws_native)
+        self.assertIn("| 1room-1m | framegate | 8.33 | 98% |", stdout)
+        self.assertNotIn("| 1room-1m | uws-native | ", stdout[stdout.index("client writes"):],
+                         "the peers have no such counters")
+
+    def test_no_write_table_without_the_counters(self):
+        stdout = self.report(self.framegate, dict(self.framegate, server="framegate", gateway_writes={}))
+        self.assertNotIn("client writes", stdout)
+
 
 if __name__ == "__main__":
     unittest.main()

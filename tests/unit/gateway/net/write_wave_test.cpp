@@ -76,7 +76,28 @@ TEST_F(WriteWave, WriteAllIgnoresTheClock) {
   EXPECT_TRUE(wave.empty());
 }
 
-TEST_F(WriteWave, AnEmptyWaveHasNothingLeft) { EXPECT_FALSE(wave.write_for(0us, writer(1us))); }
+TEST_F(WriteWave, AnEmptyWaveHasNothingLeft) {
+  EXPECT_FALSE(wave.write_for(0us, writer(1us)));
+  EXPECT_EQ(wave.slices(), 0u) << "nothing was written: no slice";
+  EXPECT_EQ(wave.slices_cut(), 0u);
+}
+
+TEST_F(WriteWave, CountsSlicesAndThoseCutWithClientsLeft) {
+  for (int c = 0; c < 10; ++c) wave.add(c);
+  EXPECT_FALSE(wave.write_for(250us, writer(1us)));
+  EXPECT_EQ(wave.slices(), 1u);
+  EXPECT_EQ(wave.slices_cut(), 0u);
+  // 100 writes of 10 us: slices of 32 writes (the clock is read every 16), 4 in all, 3 cut.
+  for (int c = 0; c < 100; ++c) wave.add(c);
+  while (wave.write_for(250us, writer(10us))) {
+  }
+  EXPECT_EQ(wave.slices(), 5u);
+  EXPECT_EQ(wave.slices_cut(), 3u);
+  for (int c = 0; c < 50; ++c) wave.add(c);
+  wave.write_all(writer(1s));
+  EXPECT_EQ(wave.slices(), 6u) << "write_all is one slice, never cut";
+  EXPECT_EQ(wave.slices_cut(), 3u);
+}
 
 }  // namespace
 }  // namespace fg::gateway
