@@ -102,6 +102,8 @@ class io_thread {
   void uncork_at_turn_end();
   // Long enough for a closed loop's turn of replies to a hundred clients
   // to leave in one slice; a wave to a thousand takes 20-30 of them here.
+  // After a cut, a slice lasts at least 3x the loop's other work between
+  // (write_wave::kWriteShareOfOtherWork).
   static constexpr std::chrono::microseconds kWriteSlice{250};
   void forget_cork(const session& s) noexcept;
   // A session whose output was deferred this turn (see session::defer),

@@ -9,12 +9,14 @@
 // loop's edges handled between them, both go on at once (1 room x 1,000
 // at 1M deliveries/s: p50 5.7 ms against 17.5 unsliced). A client is
 // written once per wave whatever the slices: 6–9 deliveries per send
-// there, as unsliced (docs/BENCHMARKS.md, "Ninth step").
+// there, as unsliced (docs/BENCHMARKS.md, "Ninth step" and "Tenth step").
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -39,19 +41,35 @@ class write_wave {
   [[nodiscard]] std::uint64_t slices() const noexcept { return slices_; }
   [[nodiscard]] std::uint64_t slices_cut() const noexcept { return slices_cut_; }
 
+  // After a cut, the next slice lasts at least this many times the loop's
+  // other work in between (the time from the cut to that slice, a lost CPU
+  // included): the writes keep three quarters of a busy thread. With a
+  // fixed slice per turn the turns' reads, each adding clients, outran the
+  // writes at 100k deliveries/s over 100 rooms: the wave never emptied,
+  // each delivery waited for a pass over it, and the extra turns cost
+  // extra link writes (p50 8.3 ms; 4.7-6.5 with this; 2.5 unsliced). A
+  // larger share (8: p50 3.3 ms) made slices long enough to slow the
+  // one-room wave above (p50 6.8 ms instead of 5.7).
+  static constexpr int kWriteShareOfOtherWork = 3;
+
   // Writes the waiting clients from the oldest, `write(ref)` each, until
-  // none is left or `slice` has passed. Clients added meanwhile (a write
-  // may end a connection, and the end defer another's output) join the
-  // back. True if some are left.
+  // none is left or `slice` has passed (longer after a cut, see above).
+  // Clients added meanwhile (a write may end a connection, and the end
+  // defer another's output) join the back. True if some are left.
   template <class Write>
   bool write_for(typename Clock::duration slice, Write&& write) {
     if (empty()) return false;
     ++slices_;
-    const auto deadline = Clock::now() + slice;
+    const auto start = Clock::now();
+    if (cut_at_) slice = std::max(slice, kWriteShareOfOtherWork * (start - *cut_at_));
+    const auto deadline = start + slice;
     for (std::size_t n = 0; head_ < waiting_.size(); ++n) {
-      if (n != 0 && n % kWritesPerClockRead == 0 && Clock::now() >= deadline) {
-        ++slices_cut_;
-        return true;
+      if (n != 0 && n % kWritesPerClockRead == 0) {
+        if (const auto now = Clock::now(); now >= deadline) {
+          ++slices_cut_;
+          cut_at_ = now;
+          return true;
+        }
       }
       // Moved out before the write, by index: the write may add to the vector.
       const Ref r = std::move(waiting_[head_++]);
@@ -59,6 +77,7 @@ class write_wave {
     }
     waiting_.clear();  // keeps its capacity for the next wave
     head_ = 0;
+    cut_at_.reset();
     return false;
   }
 
@@ -73,6 +92,7 @@ class write_wave {
   std::size_t head_ = 0;  // waiting_[0, head_) are written
   std::uint64_t slices_ = 0;
   std::uint64_t slices_cut_ = 0;
+  std::optional<typename Clock::time_point> cut_at_;  // the last slice's end, if it was cut
 };
 
 }  // namespace fg::gateway

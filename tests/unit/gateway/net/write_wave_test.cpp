@@ -58,6 +58,31 @@ TEST_F(WriteWave, StopsOnceTheSliceIsOverAndGoesOnFromThereInOrder) {
   EXPECT_TRUE(wave.empty());
 }
 
+TEST_F(WriteWave, AfterACutTheWritesGetThreeTimesTheLoopsOtherWork) {
+  for (int c = 0; c < 200; ++c) wave.add(c);
+  EXPECT_TRUE(wave.write_for(250us, writer(10us)));
+  ASSERT_EQ(written.size(), 32u);
+  fake_clock::at += 200us;  // the rest of the loop's turn: reads that may add clients
+  // max(250 us, 3 x 200 us): 600 us, seen at the clock read after the 60th write, the 64th.
+  EXPECT_TRUE(wave.write_for(250us, writer(10us)));
+  EXPECT_EQ(written.size(), 32u + 64u);
+  // Nothing else in between: back to the plain slice.
+  EXPECT_TRUE(wave.write_for(250us, writer(10us)));
+  EXPECT_EQ(written.size(), 32u + 64u + 32u);
+}
+
+TEST_F(WriteWave, AWaveWrittenWholeForgetsItsLastCut) {
+  for (int c = 0; c < 40; ++c) wave.add(c);
+  EXPECT_TRUE(wave.write_for(250us, writer(10us)));
+  fake_clock::at += 1ms;
+  EXPECT_FALSE(wave.write_for(250us, writer(10us)));
+  ASSERT_EQ(written.size(), 40u);
+  fake_clock::at += 10ms;  // idle: no wave was waiting
+  for (int c = 0; c < 100; ++c) wave.add(c);
+  EXPECT_TRUE(wave.write_for(250us, writer(10us)));
+  EXPECT_EQ(written.size(), 40u + 32u) << "a new wave starts with the plain slice";
+}
+
 TEST_F(WriteWave, AClientAddedByAWriteJoinsTheBack) {
   wave.add(1);
   wave.add(2);
