@@ -175,7 +175,7 @@ for name in ("gateway", "worker", "redis"):
 doc = {
     "meta": {"benchmark": "unit-costs", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "command": command, "quick": quick == "1", "framegate_sha256_16": sha,
-             "server": "framegate up --workers 1 --redis URL --admin off (loopback, fresh redis-server per step)",
+             "server": "framegate up --workers 1 --redis URL --admin 127.0.0.1:PORT (loopback, fresh redis-server per step)",
              "machine": {"cores": os.cpu_count(), "kernel": platform.release(),
                          "loadavg_at_report": open("/proc/loadavg").read().split()[:3]}},
     "costs": costs,
