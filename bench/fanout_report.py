@@ -182,7 +182,7 @@ def main():
     if with_writes:
         print()
         print("framegate's client writes over the run (gateway /metrics): messages per send to a client socket, and "
-              "the share of turn-end write slices cut at 250 us with clients left for the next turn:")
+              "the share of turn-end write slices (250 us, longer after a cut) that ran out of time with clients left for the next turn:")
         print()
         print(row("workload", "server", "messages per send", "slices cut"))
         print(rule(4))
