@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 # dependencies are what a user builds a worker with, so they are suggested.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS
-    "redis-server, cmake, g++, pkg-config, libprotobuf-dev, libspdlog-dev, prometheus-cpp-dev, libhiredis-dev, libssl-dev")
+    "redis-server, cmake, g++, pkg-config, libprotobuf-dev, libspdlog-dev, prometheus-cpp-dev, libhiredis-dev, libssl-dev, zlib1g-dev")
 # /etc/framegate/*.env are conffiles: an upgrade keeps the operator's edits.
 file(WRITE ${PROJECT_BINARY_DIR}/debian/conffiles "/etc/framegate/gateway.env\n/etc/framegate/worker.env\n")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian/conffiles)

@@ -14,10 +14,10 @@
 
 #include "common/cli_parse.hpp"
 
+#include "common/deflate/deflater.hpp"
 #include "common/option_values.hpp"
 #include "common/secret_file.hpp"
 #include "gateway/routing/sticky_key.hpp"
-#include "gateway/ws/deflater.hpp"
 #include "gateway/ws/inflater.hpp"
 
 namespace fg::gateway {
@@ -29,7 +29,7 @@ std::string describe_deflate(const ws::deflate_options& d) {
                   std::to_string(d.tuning.mem_level) + ", window 2^" + std::to_string(d.max_window_bits) + "); ";
   if (!d.server_takeover && !d.client_takeover) return s + "no context takeover: no zlib state per connection";
   std::size_t bound = 0;
-  if (d.server_takeover) bound += ws::deflater::memory_bound(d.max_window_bits, d.tuning.mem_level);
+  if (d.server_takeover) bound += deflater::memory_bound(d.max_window_bits, d.tuning.mem_level);
   if (d.client_takeover) bound += ws::inflater::memory_bound(d.max_window_bits);
   const char* which = d.server_takeover && d.client_takeover ? "both" : d.server_takeover ? "server" : "client";
   return s + "context takeover " + which + ": up to " + std::to_string((bound + 1023) / 1024) +

@@ -106,6 +106,19 @@ struct room_position {
   std::uint64_t offset = 0;
 };
 
+// A room message compressed once by the worker that published it (worker
+// --publish-deflate): the RFC 7692 compression of the payload's first
+// `covers` bytes. An app that delivers a payload whose first `covers`
+// bytes are the room message's passes it on with api::send_many, and the
+// gateway sends members that negotiated permessage-deflate this
+// compression with the rest of the payload appended uncompressed, instead
+// of compressing the message again (common/deflate/deflated_prefix.hpp).
+struct deflated_segment {
+  std::string_view bytes;  // empty: none
+  std::size_t covers = 0;
+  [[nodiscard]] bool present() const noexcept { return !bytes.empty(); }
+};
+
 // What broker::history found for a room.
 struct room_history {
   enum class outcome : std::uint8_t {
@@ -148,6 +161,11 @@ struct publish_options {
   // Called on the loop once the broker took the message (Redis
   // acknowledged it) or gave up on it.
   std::function<void(publish_receipt)> done;
+  // How many leading bytes of the payload every receiving app delivers
+  // unchanged (0: none). With --publish-deflate the broker compresses them
+  // once here (see deflated_segment); the rooms app delivers all but the
+  // last byte unchanged, which it replaces with the message's offset.
+  std::size_t stable_prefix = 0;
 };
 
 // One user's connections in a room (broker::presence).
@@ -202,6 +220,13 @@ class api {
   // One payload to many connections: framed once by the gateway, the same
   // bytes written to every recipient.
   virtual void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload) = 0;
+  // The same, with the publisher's compression of the payload's first
+  // `pre.covers` bytes (from on_room_message): those bytes must be the
+  // room message's own.
+  virtual void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload,
+                         deflated_segment /*pre*/) {
+    send_many(to, kind, payload);
+  }
   virtual void close(conn_id c, std::uint16_t code, std::string_view reason) = 0;
   // Stores `state` with the connection, here and in the gateway, so it
   // survives a crash of this worker.
@@ -227,6 +252,12 @@ class app {
   // number their deliveries override this one (the default drops `at`).
   virtual void on_room_message(std::string_view room, std::string_view payload, room_position /*at*/) {
     on_room_message(room, payload);
+  }
+  // The same, with the publisher's compression when it made one; apps that
+  // pass it on to api::send_many override this one.
+  virtual void on_room_message(std::string_view room, std::string_view payload, room_position at,
+                               deflated_segment /*pre*/) {
+    on_room_message(room, payload, at);
   }
   // A message for `room` from the gateway's HTTP publish API (POST
   // /api/publish), to an app mounted at "/rooms": `data` is the raw JSON

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/deflate/deflate_tuning.hpp"
 #include "common/endpoint.hpp"
 #include "common/link/codec.hpp"
 #include "common/link/link_dir_trust.hpp"
@@ -65,6 +66,11 @@ struct worker_config {
   std::chrono::seconds history_ttl{300};
   // How long a worker's presence share outlives its last refresh (--presence-ttl).
   std::chrono::milliseconds presence_ttl{15000};
+  // Compress room messages once here, for every gateway (--publish-deflate,
+  // --publish-deflate-threshold, --publish-deflate-level).
+  bool publish_deflate = false;
+  std::size_t publish_deflate_threshold = 1024;
+  deflate_tuning publish_deflate_tuning{};
 };
 
 // Which command line: framegate-worker's own (with --apps, --enable-test-apps

@@ -12,11 +12,11 @@
 #include <benchmark/benchmark.h>
 
 #include "common/buffer_pool.hpp"
+#include "common/deflate/deflater.hpp"
 #include "common/link/message_encoder.hpp"
 #include "common/link/write_batch.hpp"
 #include "common/utf8.hpp"
 #include "gateway/routing/unacked_ledger.hpp"
-#include "gateway/ws/deflater.hpp"
 #include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
 
@@ -120,7 +120,7 @@ std::vector<std::uint8_t> json_message(std::size_t size) {
 // default). Arguments: size, level, memLevel.
 void bm_deflate_message(benchmark::State& state) {
   const auto message = json_message(static_cast<std::size_t>(state.range(0)));
-  ws::deflater d(15, {static_cast<int>(state.range(1)), static_cast<int>(state.range(2))}, false);
+  deflater d(15, {static_cast<int>(state.range(1)), static_cast<int>(state.range(2))}, false);
   byte_buffer out;
   for (auto _ : state) {
     out.clear();
@@ -135,7 +135,7 @@ void bm_deflate_message(benchmark::State& state) {
 // One compressed message inflated with a pooled inflater, reset after it.
 void bm_inflate_message(benchmark::State& state) {
   const auto message = json_message(static_cast<std::size_t>(state.range(0)));
-  ws::deflater d(15, {}, false);
+  deflater d(15, {}, false);
   byte_buffer compressed;
   d.compress(message, compressed);
   ws::inflater i;

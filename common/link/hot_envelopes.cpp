@@ -64,6 +64,14 @@ std::optional<send_view> send_view::parse(std::span<const std::uint8_t> envelope
         if (f.type != wire_type::length_delimited) return false;
         v.payload_ = f.bytes;
         return true;
+      case 4:  // deflated_prefix
+        if (f.type != wire_type::length_delimited) return false;
+        v.deflated_ = f.bytes;
+        return true;
+      case 5:  // deflated_covers
+        if (f.type != wire_type::varint) return false;
+        v.covers_ = f.value;
+        return true;
       default: return true;  // unknown: skipped
     }
   });

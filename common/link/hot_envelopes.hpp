@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 
+#include "common/deflate/deflated_prefix.hpp"
 #include "common/link/wire_format.hpp"
 
 namespace fg::link {
@@ -36,6 +37,13 @@ class send_view {
   [[nodiscard]] bool binary() const noexcept { return binary_; }
   [[nodiscard]] std::span<const std::uint8_t> payload() const noexcept { return payload_; }
   [[nodiscard]] std::size_t recipient_count() const noexcept { return recipients_; }
+  // The publisher's compression of the payload's first bytes (Send fields
+  // 4 and 5); none when absent, or when it claims more bytes than the
+  // payload has.
+  [[nodiscard]] deflated_prefix deflated() const noexcept {
+    if (deflated_.empty() || covers_ > payload_.size()) return {};
+    return {deflated_, static_cast<std::size_t>(covers_), 15};
+  }
 
   // Calls fn(std::uint64_t) for each recipient, in wire order.
   template <class Fn>
@@ -62,6 +70,8 @@ class send_view {
  private:
   std::span<const std::uint8_t> send_;  // the Send message's bytes
   std::span<const std::uint8_t> payload_;
+  std::span<const std::uint8_t> deflated_;
+  std::uint64_t covers_ = 0;
   std::size_t recipients_ = 0;
   bool binary_ = false;
 };

@@ -15,8 +15,15 @@
 
 namespace fg::link {
 
+// A publisher's compression of a Send's payload (Send.deflated_prefix and
+// deflated_covers, link.proto); no segment: none.
+struct send_compression {
+  std::span<const std::uint8_t> segment;
+  std::size_t covers = 0;
+};
+
 // Appends a framed Envelope{send} to `out`; returns its total size.
 std::size_t encode_send(byte_buffer& out, std::span<const std::uint64_t> conn_ids, bool binary,
-                        std::span<const std::uint8_t> payload);
+                        std::span<const std::uint8_t> payload, send_compression pre = {});
 
 }  // namespace fg::link

@@ -348,6 +348,12 @@ ROWS = [
               "counts once), and messages sent uncompressed because they were below --deflate-threshold.",
               [rate(f"{GW}deflate_messages_total", "direction", "{{direction}}"),
                rate(f"{GW}deflate_skipped_total", legend="skipped")], "ops"),
+        Panel("Compressed at the publisher", "Room messages compressed once by the worker that published them "
+              "(--publish-deflate) and sent through Redis with it; the gateways' messages sent with that "
+              "compression (none made there); and the deliveries that reached workers with one.",
+              [rate(f"{WK}broker_deflated_publishes_total", legend="publishes compressed"),
+               rate(f"{WK}broker_deflated_deliveries_total", legend="deliveries with it"),
+               rate(f"{GW}deflate_publisher_messages_total", legend="gateway messages sent with it")], "ops"),
     ]),
     Row("Process resources", [
         Panel("CPU", "CPU time per second (1 = one core) of each gateway and worker.",

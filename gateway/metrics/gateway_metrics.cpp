@@ -154,6 +154,10 @@ void write_deflate(metrics::exposition& out, const thread_counters& c) {
               "Messages to deflate connections sent uncompressed: below --deflate-threshold, or not smaller "
               "compressed.",
               static_cast<double>(c.deflate_skipped));
+  out.counter("framegate_gateway_deflate_publisher_messages_total",
+              "Messages sent compressed with the compression their publisher made (worker --publish-deflate), "
+              "not compressed here; also counted in framegate_gateway_deflate_messages_total{direction=\"out\"}.",
+              static_cast<double>(c.deflate_messages_from_publisher));
 }
 
 void write_workers(metrics::exposition& out, std::span<const thread_snapshot> threads, const routing_counters& r) {

@@ -57,6 +57,7 @@ void thread_counters::add(const thread_counters& o) {
   deflate_bytes_out_uncompressed += o.deflate_bytes_out_uncompressed;
   deflate_bytes_out_compressed += o.deflate_bytes_out_compressed;
   deflate_skipped += o.deflate_skipped;
+  deflate_messages_from_publisher += o.deflate_messages_from_publisher;
   message_size.merge(o.message_size);
   frames_per_read.merge(o.frames_per_read);
   client_turn_ns.merge(o.client_turn_ns);

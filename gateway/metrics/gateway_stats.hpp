@@ -100,6 +100,7 @@ struct thread_counters {
   std::uint64_t deflate_bytes_out_uncompressed = 0;  // payload bytes of the messages compressed
   std::uint64_t deflate_bytes_out_compressed = 0;    // ... and on the wire
   std::uint64_t deflate_skipped = 0;  // to deflate connections uncompressed: below the threshold, or incompressible
+  std::uint64_t deflate_messages_from_publisher = 0;  // of messages_out: the publisher's compression, none here
   // JWT at the handshake (--jwt-*): 401s by auth_error (index in auth::auth_refusals),
   // open connections closed with 4001 when their token's exp passed, and
   // SIGHUP key reloads (thread 0 counts those), by key_reload_results.

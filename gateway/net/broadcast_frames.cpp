@@ -7,15 +7,27 @@
 
 namespace fg::gateway {
 
-void broadcast_frames::reset(ws::opcode op, std::span<const std::uint8_t> payload) {
+void broadcast_frames::reset(ws::opcode op, std::span<const std::uint8_t> payload, const deflated_prefix& pre) {
   op_ = op;
   payload_ = payload;
+  pre_ = pre;
   plain_built_ = false;
   state_.fill(built::not_yet);
+  publisher_state_ = built::not_yet;
 }
 
 std::span<const std::uint8_t> broadcast_frames::frame_for(const ws::deflate_params& p) {
   if (!p.enabled) return plain();
+  // A suffix beyond one stored block (not one the rooms app makes) is
+  // compressed here like any message.
+  if (pre_.present() && pre_.fits_window(p.server_window_bits) && payload_.size() - pre_.covers <= max_stored_suffix) {
+    if (publisher_state_ == built::not_yet) {
+      const auto packed = compressor_.from_publisher(payload_, pre_);
+      if (packed) write_frame(from_publisher_, op_, *packed, true);
+      publisher_state_ = packed ? built::compressed : built::plain;
+    }
+    return publisher_state_ == built::compressed ? from_publisher_.span() : plain();
+  }
   // zlib compresses a negotiated 8 with 9: the two share one frame.
   const auto i = static_cast<std::size_t>(std::max<int>(p.server_window_bits, 9) - 8);
   if (state_[i] == built::not_yet) {

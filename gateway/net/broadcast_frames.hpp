@@ -2,7 +2,9 @@
 // per parameter set among its recipients: once plain, and once compressed
 // per distinct window size, each built on first need. A fan-out to a
 // thousand connections without server context takeover costs one
-// compression, and every recipient gets the same bytes.
+// compression, and every recipient gets the same bytes. A message that came
+// with its publisher's compression (a worker's --publish-deflate) costs
+// none for the recipients whose window fits it: one frame serves them all.
 #pragma once
 
 #include <array>
@@ -10,6 +12,7 @@
 #include <span>
 
 #include "common/byte_buffer.hpp"
+#include "common/deflate/deflated_prefix.hpp"
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/ws/deflate_options.hpp"
 #include "gateway/ws/protocol.hpp"
@@ -20,8 +23,9 @@ class broadcast_frames {
  public:
   explicit broadcast_frames(message_compressor& c) : compressor_(c) {}
 
-  // A new message; `payload` must outlive the frames' use.
-  void reset(ws::opcode op, std::span<const std::uint8_t> payload);
+  // A new message, with its publisher's compression if it has one; both
+  // must outlive the frames' use.
+  void reset(ws::opcode op, std::span<const std::uint8_t> payload, const deflated_prefix& pre = {});
   [[nodiscard]] ws::opcode op() const noexcept { return op_; }
   [[nodiscard]] std::span<const std::uint8_t> payload() const noexcept { return payload_; }
 
@@ -41,6 +45,9 @@ class broadcast_frames {
   bool plain_built_ = false;
   std::array<byte_buffer, 8> compressed_{};  // by window bits 8..15
   std::array<built, 8> state_{};
+  deflated_prefix pre_;
+  byte_buffer from_publisher_;  // for every window pre_ fits
+  built publisher_state_ = built::not_yet;
 };
 
 }  // namespace fg::gateway

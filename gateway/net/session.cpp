@@ -19,6 +19,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "common/buffer_pool.hpp"
+#include "common/deflate/deflater.hpp"
 #include "common/logging.hpp"
 #include "common/metrics/elapsed.hpp"
 #include "gateway/auth/token_source.hpp"
@@ -30,7 +31,6 @@
 #include "gateway/net/io_thread.hpp"
 #include "gateway/net/timestamped_read.hpp"
 #include "gateway/ws/deflate_options.hpp"
-#include "gateway/ws/deflater.hpp"
 #include "gateway/ws/frame_writer.hpp"
 #include "gateway/ws/inflater.hpp"
 
@@ -69,7 +69,7 @@ struct session::cold_state {
   ws::deflate_params deflate{};            // as negotiated in the handshake; allocated then when enabled
   held_close held;                         // while phase held
   std::uint64_t token_expiry_ms = 0;       // the token's exp (plus leeway) on this clock; 0: none
-  std::unique_ptr<ws::deflater> deflater;  // server context takeover only, from the first compressed send
+  std::unique_ptr<fg::deflater> deflater;  // server context takeover only, from the first compressed send
   // --message-rate or --byte-rate. Apart: a connection that only compresses
   // does not carry 64 bytes of buckets.
   struct rate_buckets {

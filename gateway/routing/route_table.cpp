@@ -407,8 +407,11 @@ void route_table::deliver(const pb::Send& send) {
   // another implementation): re-encoded in the form it reads, so there is
   // one delivery path. Rare; the copy does not matter.
   reencoded_.clear();
+  const auto bytes = [](const std::string& s) {
+    return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+  };
   link::encode_send(reencoded_, {send.conn_ids().data(), static_cast<std::size_t>(send.conn_ids_size())}, send.binary(),
-                    {reinterpret_cast<const std::uint8_t*>(send.payload().data()), send.payload().size()});
+                    bytes(send.payload()), {bytes(send.deflated_prefix()), send.deflated_covers()});
   if (const auto view = link::send_view::parse(reencoded_.span().subspan(link::header_size))) deliver(*view);
 }
 
@@ -426,7 +429,10 @@ void route_table::deliver(const link::send_view& send) {
       return reject_for(send, worker_rejection::invalid_utf8);
   }
   counters_.broadcast_recipients.observe(send.recipient_count());
-  if (send.recipient_count() == 1) {
+  const deflated_prefix pre = send.deflated();
+  // With the publisher's compression a lone recipient also takes the
+  // shared frame: a copy of it costs less than compressing again.
+  if (send.recipient_count() == 1 && !pre.present()) {
     // A reply to one client: framed straight into its connection's
     // output. A shared frame would be built only to be copied once more.
     send.for_each_recipient([&](std::uint64_t id) {
@@ -434,7 +440,7 @@ void route_table::deliver(const link::send_view& send) {
     });
     return;
   }
-  frames_.reset(op, payload);
+  frames_.reset(op, payload, pre);
   send.for_each_recipient([&](std::uint64_t id) {
     if (auto it = routes_.find(id); it != routes_.end()) it->second.conn->send_shared(frames_);
   });

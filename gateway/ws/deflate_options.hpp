@@ -5,14 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace fg::ws {
+#include "common/deflate/deflate_tuning.hpp"
 
-// Defaults measured in docs/BENCHMARKS.md: on JSON of 1-4 KiB, level 1
-// gets 89-96% of level 6's ratio for 40-65% of its CPU.
-struct deflate_tuning {
-  int level = 1;      // zlib compression level 1..9
-  int mem_level = 8;  // zlib memLevel 1..9: hash table and block buffer size
-};
+namespace fg::ws {
 
 struct deflate_options {
   bool enabled = false;

@@ -23,6 +23,7 @@
 #include "framegate/link.pb.h"
 #include "worker/app.hpp"
 #include "worker/runtime/link_output.hpp"
+#include "worker/runtime/send_bytes.hpp"
 
 namespace fg::worker::fakes {
 
@@ -143,10 +144,10 @@ class fake_link_output final : public link_output {
   void queue(std::uint32_t index, const framegate::link::Envelope& e) override { log.push_back({index, e}); }
   // Recorded as the gateway would read it: encoded by hand, parsed by the
   // generated code (so every dispatcher test also checks encode_send).
-  void queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary,
-                  std::string_view payload) override {
+  void queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary, std::string_view payload,
+                  deflated_segment pre) override {
     byte_buffer bytes;
-    link::encode_send(bytes, to, binary, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+    link::encode_send(bytes, to, binary, byte_span(payload), send_compression_of(pre));
     link::decoder d;
     int decoded = 0;
     d.feed(bytes.span(), [&](const framegate::link::Envelope& e) {

@@ -35,6 +35,11 @@ void check_same(const fg::link::send_view& v, const pb::Send& s) {
     ++i;
   });
   check(i == s.conn_ids_size());
+  // The publisher's compression: taken when it claims no more than the payload.
+  const fg::deflated_prefix pre = v.deflated();
+  const bool usable = !s.deflated_prefix().empty() && s.deflated_covers() <= s.payload().size();
+  check(pre.present() == usable);
+  if (usable) check(string_of(pre.segment) == s.deflated_prefix() && pre.covers == s.deflated_covers());
 }
 }  // namespace
 
@@ -56,8 +61,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (parsed && e.body_case() == pb::Envelope::kSend) {
     const pb::Send& s = e.send();
     fg::byte_buffer again;
+    const auto bytes = [](const std::string& b) {
+      return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
+    };
     fg::link::encode_send(again, {s.conn_ids().data(), static_cast<std::size_t>(s.conn_ids_size())}, s.binary(),
-                          {reinterpret_cast<const std::uint8_t*>(s.payload().data()), s.payload().size()});
+                          bytes(s.payload()), {bytes(s.deflated_prefix()), s.deflated_covers()});
     const auto reread = fg::link::send_view::parse(again.span().subspan(fg::link::header_size));
     check(reread.has_value());
     check_same(*reread, s);

@@ -20,8 +20,8 @@
 #include <zlib.h>
 
 #include "common/buffer_pool.hpp"
+#include "common/deflate/deflater.hpp"
 #include "common/utf8.hpp"
-#include "gateway/ws/deflater.hpp"
 #include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
 #include "tests/fuzz/checking_handler.hpp"
@@ -30,6 +30,8 @@
 namespace {
 
 using namespace fg::ws;
+using fg::deflate_tuning;
+using fg::deflater;
 
 using fg::fuzz::check;
 using fg::fuzz::checking_handler;

@@ -23,6 +23,10 @@ bool contains(const std::vector<conn_id>& ids, conn_id id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
+// Every member gets a delivery's bytes but the last, which an offset
+// replaces (rooms_delivery_at).
+std::size_t stable_prefix_of(std::string_view delivery) { return delivery.empty() ? 0 : delivery.size() - 1; }
+
 }  // namespace
 
 void rooms_app::on_open(connection& c) {
@@ -76,10 +80,12 @@ void rooms_app::on_close(connection& c, std::uint16_t) {
 
 void rooms_app::on_api_publish(std::string_view room, std::string_view data,
                                std::function<void(publish_receipt)> done) {
-  api().rooms().publish(room, rooms_delivery(room, data), publish_options{true, std::move(done)});
+  const std::string delivery = rooms_delivery(room, data);
+  api().rooms().publish(room, delivery, publish_options{true, std::move(done), stable_prefix_of(delivery)});
 }
 
-void rooms_app::on_room_message(std::string_view room, std::string_view payload, room_position at) {
+void rooms_app::on_room_message(std::string_view room, std::string_view payload, room_position at,
+                                deflated_segment pre) {
   if (const auto events_of = room_of_presence_events(room)) {
     const auto it = rooms_.find(*events_of);
     if (it != rooms_.end() && !it->second.listeners.empty())
@@ -93,7 +99,10 @@ void rooms_app::on_room_message(std::string_view room, std::string_view payload,
   // position) goes out as it came.
   const std::string numbered = at.offset != 0 ? rooms_delivery_at(payload, at.offset) : std::string();
   const std::string_view delivery = at.offset != 0 ? std::string_view(numbered) : payload;
-  if (!m.live.empty()) api().send_many(m.live, message_kind::text, delivery);
+  // The offset replaces the payload's last byte: the publisher's
+  // compression may cover every byte before it (stable_prefix, publish()).
+  if (at.offset != 0 && pre.covers >= payload.size()) pre = {};
+  if (!m.live.empty()) api().send_many(m.live, message_kind::text, delivery, pre);
   if (m.recovering.empty()) return;
   m.held.push_back({at.offset, std::string(delivery)});
   if (m.held.size() <= max_held_messages) return;
@@ -192,16 +201,19 @@ void rooms_app::leave(connection& c, const rooms_request& req) {
 
 void rooms_app::publish(connection& c, const rooms_request& req) {
   const std::string delivery = rooms_delivery(req.room, req.data);
-  if (req.id.empty()) return api().rooms().publish(req.room, delivery);
+  if (req.id.empty())
+    return api().rooms().publish(req.room, delivery, publish_options{true, nullptr, stable_prefix_of(delivery)});
   // The receipt comes later: the answer needs the connection's id, the
   // room and the request's id, not the message.
   api().rooms().publish(
       req.room, delivery,
-      publish_options{true, [this, to = c.id(), room = req.room, id = std::string(req.id)](publish_receipt r) {
+      publish_options{true,
+                      [this, to = c.id(), room = req.room, id = std::string(req.id)](publish_receipt r) {
                         const std::string text =
                             r.ok ? rooms_published(room, r.offset) : rooms_error("publish failed: " + r.error);
                         api().send(to, message_kind::text, with_request_id(text, id));
-                      }});
+                      },
+                      stable_prefix_of(delivery)});
 }
 
 void rooms_app::presence(connection& c, const rooms_request& req) {

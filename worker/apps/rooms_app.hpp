@@ -48,7 +48,8 @@ class rooms_app final : public app {
   void on_open(connection& c) override;
   void on_message(connection& c, message m) override;
   void on_close(connection& c, std::uint16_t code) override;
-  void on_room_message(std::string_view room, std::string_view payload, room_position at) override;
+  void on_room_message(std::string_view room, std::string_view payload, room_position at,
+                       deflated_segment pre) override;
   // The publish API's message: delivered exactly like a client's publish.
   void on_api_publish(std::string_view room, std::string_view data, std::function<void(publish_receipt)> done) override;
 

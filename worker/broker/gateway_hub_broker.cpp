@@ -109,7 +109,7 @@ void gateway_hub_broker::on_hub_down() {
 
 void gateway_hub_broker::on_hub_deliver(std::string_view room, std::string_view payload) {
   ++stats_.deliveries;
-  if (deliver_) deliver_(room, payload, {});
+  if (deliver_) deliver_(room, payload, {}, {});
 }
 
 }  // namespace fg::worker

@@ -38,8 +38,10 @@ struct hub_broker_stats {
 
 class gateway_hub_broker final : public broker, public hub_listener {
  public:
-  // Hub deliveries are not numbered (no history without Redis).
-  using deliver_fn = std::function<void(std::string_view room, std::string_view payload, room_position at)>;
+  // Hub deliveries are not numbered (no history without Redis) and carry
+  // no compression (one gateway compresses each for its members).
+  using deliver_fn =
+      std::function<void(std::string_view room, std::string_view payload, room_position at, deflated_segment pre)>;
 
   gateway_hub_broker(hub_port& port, deliver_fn deliver) : port_(port), deliver_(std::move(deliver)) {}
 

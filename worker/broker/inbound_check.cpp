@@ -23,8 +23,8 @@ inbound_verdict check_inbound(std::string_view message, const inbound_policy& po
   v.envelope = parse_redis_envelope(message);
   v.payload = v.envelope ? v.envelope->payload : message;
   if (policy.mac != nullptr &&
-      (!v.envelope || v.envelope->version != 2 ||
-       !policy.mac->verify(policy.channel, v.envelope->signed_prefix, v.envelope->payload, v.envelope->mac))) {
+      (!v.envelope || !v.envelope->is_signed() ||
+       !policy.mac->verify(policy.channel, v.envelope->signed_prefix, v.envelope->signed_body, v.envelope->mac))) {
     v.reject = inbound_reject::bad_mac;
     return v;
   }
@@ -38,7 +38,13 @@ inbound_verdict check_inbound(std::string_view message, const inbound_policy& po
     return v;
   }
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(v.payload.data()), v.payload.size());
-  if (!is_valid_utf8(bytes)) v.reject = inbound_reject::invalid_utf8;
+  if (!is_valid_utf8(bytes)) {
+    v.reject = inbound_reject::invalid_utf8;
+    return v;
+  }
+  if (v.envelope &&
+      (policy.max_payload == 0 || v.envelope->segment.bytes.size() <= policy.max_payload - v.payload.size()))
+    v.segment = v.envelope->segment;
   return v;
 }
 

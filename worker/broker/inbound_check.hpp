@@ -54,6 +54,9 @@ struct inbound_verdict {
   std::optional<inbound_reject> reject;
   std::optional<redis_envelope> envelope;  // nullopt: foreign
   std::string_view payload;                // what the apps get (points into the message)
+  // The publisher's compression, when it came with one that fits the
+  // limit together with the payload (both travel in the Send).
+  deflated_segment segment;
 };
 
 inbound_verdict check_inbound(std::string_view message, const inbound_policy& policy) noexcept;

@@ -12,6 +12,7 @@
 #include <hiredis/hiredis.h>
 #include <boost/asio/post.hpp>
 
+#include "common/deflate/deflated_prefix.hpp"
 #include "worker/broker/history_scripts.hpp"
 #include "worker/broker/presence_scripts.hpp"
 #include "worker/broker/redis_envelope.hpp"
@@ -107,6 +108,9 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       outbox_(options_.buffer),
       dedup_(local_bound(options_.buffer)),
       mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)),
+      // Window 15: the one clients negotiate unless they ask for less.
+      publish_deflater_(
+          options_.publish_deflate ? std::make_unique<deflater>(15, options_.publish_deflate_tuning, false) : nullptr),
       origin_hex_(hex16(origin_)),
       epoch_rng_(std::random_device{}()),
       presence_timer_(io),
@@ -154,6 +158,8 @@ broker_report report_of(const redis_broker_stats& s) {
   r.history_recovered = s.history_recovered;
   r.gaps = s.gaps;
   r.presence_reads = s.presence_reads;
+  r.deflated_publishes = s.deflated_publishes;
+  r.deflated_deliveries = s.deflated_deliveries;
   return r;
 }
 
@@ -492,8 +498,9 @@ void redis_broker::publish(std::string_view room, std::string_view payload, publ
   auto r = std::make_shared<publish_record>();
   r->seq = ++seq_;
   r->room = std::string(room);
-  r->wire = mac_ ? encode_signed_redis_envelope(*mac_, channel_of(room), origin_, r->seq, payload)
-                 : encode_redis_envelope(origin_, r->seq, payload);
+  const deflated_segment pre = compress_for_publish(payload, options.stable_prefix);
+  r->wire = mac_ ? encode_signed_redis_envelope(*mac_, channel_of(room), origin_, r->seq, payload, pre)
+                 : encode_redis_envelope(origin_, r->seq, payload, pre);
   r->header = r->wire.size() - payload.size();
   r->numbered = options.numbered && keeps_history();
   r->done = std::move(options.done);
@@ -514,6 +521,19 @@ void redis_broker::publish(std::string_view room, std::string_view payload, publ
     dedup_.forget(dropped->seq);  // it will never come back
   }
   send_outbox();
+}
+
+deflated_segment redis_broker::compress_for_publish(std::string_view payload, std::size_t stable_prefix) {
+  if (!publish_deflater_ || payload.size() < options_.publish_deflate_threshold) return {};
+  stable_prefix = std::min(stable_prefix, payload.size());
+  // A stored block holds the rest: at most 64 KiB of it.
+  if (stable_prefix == 0 || payload.size() - stable_prefix > max_stored_suffix) return {};
+  deflate_out_.clear();
+  publish_deflater_->compress({reinterpret_cast<const std::uint8_t*>(payload.data()), stable_prefix}, deflate_out_);
+  // Not smaller: members get the plain message, as from a gateway.
+  if (deflate_out_.size() >= stable_prefix) return {};
+  ++stats_.deflated_publishes;
+  return {{reinterpret_cast<const char*>(deflate_out_.data()), deflate_out_.size()}, stable_prefix};
 }
 
 void redis_broker::send_outbox() {
@@ -606,10 +626,11 @@ void redis_broker::give_up(publish_record& r, std::string_view why) {
 
 // ----------------------------------------------------------------- delivery
 
-void redis_broker::deliver(std::string_view room, std::string_view payload, room_position at) {
+void redis_broker::deliver(std::string_view room, std::string_view payload, room_position at, deflated_segment pre) {
   ++stats_.delivered;
+  if (pre.present()) ++stats_.deflated_deliveries;
   stats_.gaps += tops_.note(room, at);
-  if (deliver_) deliver_(room, payload, at);
+  if (deliver_) deliver_(room, payload, at, pre);
 }
 
 void redis_broker::deliver_locally(publish_record& r) {
@@ -664,7 +685,7 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
     return;
   }
   if (ours && dedup_.own_copy_delivered(v.envelope->seq)) return;
-  deliver(room, v.payload, numbered ? room_position{numbered->epoch, numbered->offset} : room_position{});
+  deliver(room, v.payload, numbered ? room_position{numbered->epoch, numbered->offset} : room_position{}, v.segment);
 }
 
 // ------------------------------------------------------------------ history

@@ -33,6 +33,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "common/byte_buffer.hpp"
+#include "common/deflate/deflater.hpp"
 #include "common/link/codec.hpp"
 #include "worker/app.hpp"
 #include "worker/broker/envelope_mac.hpp"
@@ -79,6 +81,12 @@ struct redis_broker_options {
   // How long this worker's presence share outlives its last refresh (it
   // is refreshed every third of it).
   std::chrono::milliseconds presence_ttl{15000};
+  // --publish-deflate: a publish of at least `threshold` bytes crosses
+  // Redis with the compression of its stable prefix (publish_options,
+  // redis_envelope.hpp versions 3 and 4), made once here with `tuning`.
+  bool publish_deflate = false;
+  std::size_t publish_deflate_threshold = 1024;
+  deflate_tuning publish_deflate_tuning{};
 
   // One shard of a Redis Cluster (redis_cluster_broker drives one broker per
   // primary): sharded pub/sub (SSUBSCRIBE, SPUBLISH, PUBSUB SHARDNUMSUB),
@@ -121,9 +129,11 @@ struct redis_broker_stats {
   history_outcome_counts history{};     // broker::history calls, by outcome
   std::uint64_t history_recovered = 0;  // entries handed out by recovered ones
   std::uint64_t presence_reads = 0;
-  std::uint64_t gaps = 0;        // offsets of subscribed rooms that never arrived here (room_tops)
-  std::uint64_t rooms_lost = 0;  // sharded: subscriptions the server dropped or refused
-  std::uint64_t redirects = 0;   // sharded: commands answered MOVED, ASK, TRYAGAIN or CLUSTERDOWN
+  std::uint64_t gaps = 0;                 // offsets of subscribed rooms that never arrived here (room_tops)
+  std::uint64_t rooms_lost = 0;           // sharded: subscriptions the server dropped or refused
+  std::uint64_t redirects = 0;            // sharded: commands answered MOVED, ASK, TRYAGAIN or CLUSTERDOWN
+  std::uint64_t deflated_publishes = 0;   // publishes sent with their compression (--publish-deflate)
+  std::uint64_t deflated_deliveries = 0;  // deliveries handed to the apps with their publisher's compression
 };
 
 // The counters of a report, from the stats (the gauges are the broker's).
@@ -131,7 +141,8 @@ broker_report report_of(const redis_broker_stats& s);
 
 class redis_broker final : public running_broker, private redis_connection::listener {
  public:
-  using deliver_fn = std::function<void(std::string_view room, std::string_view payload, room_position at)>;
+  using deliver_fn =
+      std::function<void(std::string_view room, std::string_view payload, room_position at, deflated_segment pre)>;
 
   redis_broker(boost::asio::io_context& io, const redis_endpoint& endpoint, redis_broker_options options,
                deliver_fn deliver, std::shared_ptr<spdlog::logger> log);
@@ -244,7 +255,10 @@ class redis_broker final : public running_broker, private redis_connection::list
   static void give_up(publish_record& r, std::string_view why);
 
   // Delivery.
-  void deliver(std::string_view room, std::string_view payload, room_position at = {});
+  void deliver(std::string_view room, std::string_view payload, room_position at = {}, deflated_segment pre = {});
+  // The compression of `payload`'s first `stable_prefix` bytes for its
+  // envelope (into deflate_out_), or none (see publish_deflate).
+  deflated_segment compress_for_publish(std::string_view payload, std::size_t stable_prefix);
   // Delivers `r` to this worker's members now and remembers its seq.
   void deliver_locally(publish_record& r);
   void deliver_all_locally(const std::vector<publish_record_ptr>& records);
@@ -290,7 +304,9 @@ class redis_broker final : public running_broker, private redis_connection::list
   bool pub_flowing_ = false;
   flush_gate gate_;
   publish_dedup dedup_;
-  std::unique_ptr<envelope_mac> mac_;  // null without a secret
+  std::unique_ptr<envelope_mac> mac_;           // null without a secret
+  std::unique_ptr<deflater> publish_deflater_;  // --publish-deflate only
+  byte_buffer deflate_out_;
 
   std::string origin_hex_;  // the publish script's key for our seqs
   std::mt19937_64 epoch_rng_;

@@ -34,6 +34,8 @@ void add(redis_broker_stats& to, const redis_broker_stats& s) {
   for (std::size_t i = 0; i < to.history.size(); ++i) to.history[i] += s.history[i];
   to.history_recovered += s.history_recovered;
   to.presence_reads += s.presence_reads;
+  to.deflated_publishes += s.deflated_publishes;
+  to.deflated_deliveries += s.deflated_deliveries;
   to.rooms_lost += s.rooms_lost;
   to.redirects += s.redirects;
 }
@@ -259,9 +261,9 @@ redis_cluster_broker::shard& redis_cluster_broker::shard_at(const cluster_node& 
   const redis_endpoint e = endpoint_of(primary);
   const std::string address = address_of(e);
   if (const auto it = shards_.find(address); it != shards_.end()) return it->second;
-  auto deliver = [this](std::string_view room, std::string_view payload, room_position at) {
+  auto deliver = [this](std::string_view room, std::string_view payload, room_position at, deflated_segment pre) {
     gaps_ += tops_.note(room, at);
-    if (deliver_) deliver_(room, payload, at);
+    if (deliver_) deliver_(room, payload, at, pre);
   };
   shard s{address, std::make_unique<redis_broker>(io_, e, options_.shard, deliver, log_)};
   log_->info("redis cluster: connecting to the primary at {}", address);

@@ -8,12 +8,11 @@ namespace fg::worker {
 
 namespace {
 
-constexpr std::string_view magic = "fg1 ";
-constexpr std::string_view magic_v2 = "fg2 ";
+constexpr std::string_view magics[] = {"fg1 ", "fg2 ", "fg3 ", "fg4 "};
 constexpr char hex_digits[] = "0123456789abcdef";
 
-void put_hex(char* out, std::uint64_t v) {
-  for (int i = 15; i >= 0; --i) {
+void put_hex(char* out, std::uint64_t v, int digits = 16) {
+  for (int i = digits - 1; i >= 0; --i) {
     out[i] = hex_digits[v & 0xF];
     v >>= 4;
   }
@@ -43,40 +42,80 @@ void put_prefix(char* out, std::string_view m, std::uint64_t origin, std::uint64
   put_hex(out + 21, seq);
 }
 
+bool has_segment(deflated_segment s) { return !s.bytes.empty(); }
+
+// A header of `header` bytes (filled in by the caller), then the payload,
+// behind the segment's fields and bytes when there is one.
+std::string with_body(std::size_t header, std::string_view payload, deflated_segment segment) {
+  const std::size_t fields = has_segment(segment) ? redis_segment_fields_bytes : 0;
+  std::string out(header + fields, '\0');
+  out.reserve(out.size() + segment.bytes.size() + payload.size());
+  if (fields != 0) {
+    put_hex(out.data() + header, segment.bytes.size(), 8);
+    put_hex(out.data() + header + 8, segment.covers, 8);
+  }
+  out.append(segment.bytes);
+  out.append(payload);
+  return out;
+}
+
+// Splits a version 3 or 4 body into its segment and payload.
+bool split_body(std::string_view body, redis_envelope& e) {
+  if (body.size() < redis_segment_fields_bytes) return false;
+  const auto size = get_hex(body.substr(0, 8));
+  const auto covers = get_hex(body.substr(8, 8));
+  if (!size || !covers || *size == 0 || *size > body.size() - redis_segment_fields_bytes) return false;
+  e.segment.bytes = body.substr(redis_segment_fields_bytes, *size);
+  e.payload = body.substr(redis_segment_fields_bytes + *size);
+  if (*covers > e.payload.size()) return false;
+  e.segment.covers = *covers;
+  return true;
+}
+
 }  // namespace
 
-std::string encode_redis_envelope(std::uint64_t origin, std::uint64_t seq, std::string_view payload) {
-  std::string out(redis_envelope_header_bytes + payload.size(), '\0');
-  put_prefix(out.data(), magic, origin, seq);
+std::string encode_redis_envelope(std::uint64_t origin, std::uint64_t seq, std::string_view payload,
+                                  deflated_segment segment) {
+  std::string out = with_body(redis_envelope_header_bytes, payload, segment);
+  put_prefix(out.data(), magics[has_segment(segment) ? 2 : 0], origin, seq);
   out[37] = '\n';
-  out.replace(redis_envelope_header_bytes, payload.size(), payload);
   return out;
 }
 
 std::string encode_signed_redis_envelope(const envelope_mac& mac, std::string_view channel, std::uint64_t origin,
-                                         std::uint64_t seq, std::string_view payload) {
-  std::string out(redis_signed_header_bytes + payload.size(), '\0');
-  put_prefix(out.data(), magic_v2, origin, seq);
-  const auto m = mac.compute(channel, std::string_view(out.data(), redis_signed_prefix_bytes), payload);
+                                         std::uint64_t seq, std::string_view payload, deflated_segment segment) {
+  std::string out = with_body(redis_signed_header_bytes, payload, segment);
+  put_prefix(out.data(), magics[has_segment(segment) ? 3 : 1], origin, seq);
+  const std::string_view all(out);
+  const auto m = mac.compute(channel, all.substr(0, redis_signed_prefix_bytes), all.substr(redis_signed_header_bytes));
   out[37] = ' ';
   std::copy(m.begin(), m.end(), out.begin() + 38);
   out[102] = '\n';
-  out.replace(redis_signed_header_bytes, payload.size(), payload);
   return out;
 }
 
 std::optional<redis_envelope> parse_redis_envelope(std::string_view bytes) noexcept {
-  const bool v2 = bytes.starts_with(magic_v2);
-  if (!v2 && !bytes.starts_with(magic)) return std::nullopt;
-  const std::size_t header = v2 ? redis_signed_header_bytes : redis_envelope_header_bytes;
+  int version = 0;
+  for (int v = 1; v <= 4; ++v)
+    if (bytes.starts_with(magics[v - 1])) version = v;
+  if (version == 0) return std::nullopt;
+  const bool is_signed = version == 2 || version == 4;
+  const std::size_t header = is_signed ? redis_signed_header_bytes : redis_envelope_header_bytes;
   if (bytes.size() < header || bytes[20] != ' ' || bytes[header - 1] != '\n') return std::nullopt;
-  if (v2 && bytes[37] != ' ') return std::nullopt;
+  if (is_signed && bytes[37] != ' ') return std::nullopt;
   const auto origin = get_hex(bytes.substr(4, 16));
   const auto seq = get_hex(bytes.substr(21, 16));
   if (!origin || !seq) return std::nullopt;
-  redis_envelope e{v2 ? 2 : 1, *origin, *seq, bytes.substr(header), {}, {}};
-  if (v2) {
+  redis_envelope e;
+  e.version = version;
+  e.origin = *origin;
+  e.seq = *seq;
+  const std::string_view body = bytes.substr(header);
+  e.payload = body;
+  if (version >= 3 && !split_body(body, e)) return std::nullopt;
+  if (is_signed) {
     e.signed_prefix = bytes.substr(0, redis_signed_prefix_bytes);
+    e.signed_body = body;
     e.mac = bytes.substr(38, envelope_mac::hex_size);
     if (!get_hex(e.mac.substr(0, 16)) || !get_hex(e.mac.substr(16, 16)) || !get_hex(e.mac.substr(32, 16)) ||
         !get_hex(e.mac.substr(48, 16)))

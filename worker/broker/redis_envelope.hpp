@@ -19,9 +19,24 @@
 //   offset 102 '\n'
 //   offset 103 payload
 //
-// A worker with a secret drops a message without a valid MAC (version 1
-// included); a worker without one reads both versions (and cannot check
-// the MAC).
+// A worker with a secret drops a message without a valid MAC (versions 1
+// and 3 included); a worker without one reads every version (and cannot
+// check the MAC).
+//
+// With --publish-deflate the publisher compresses the payload once
+// (common/deflate/deflated_prefix.hpp), and the header is version 3 (like
+// 1) or 4 (like 2, the MAC covering all that follows the header), its
+// payload preceded by the compression:
+//
+//   offset 0   8 lower-case hex    segment size S (at least 1)
+//   offset 8   8 lower-case hex    covers: how many bytes of the payload
+//                                  the segment compresses (window 15)
+//   offset 16  S bytes             the segment (binary)
+//   offset 16+S payload            as in versions 1 and 2
+//
+// A worker built before versions 3 and 4 existed takes them for foreign
+// messages (dropped, or delivered raw with --redis-foreign deliver):
+// enable --publish-deflate once every worker on the Redis reads them.
 //
 // The header lets receivers drop the copy of a publish that is sent again
 // after a reconnect (seq not above the last one seen from that origin: one
@@ -37,27 +52,35 @@
 #include <string>
 #include <string_view>
 
+#include "worker/app.hpp"
+
 namespace fg::worker {
 
 inline constexpr std::size_t redis_envelope_header_bytes = 38;
 inline constexpr std::size_t redis_signed_header_bytes = 103;
-inline constexpr std::size_t redis_signed_prefix_bytes = 37;  // what the MAC covers of the header
+inline constexpr std::size_t redis_signed_prefix_bytes = 37;   // what the MAC covers of the header
+inline constexpr std::size_t redis_segment_fields_bytes = 16;  // versions 3 and 4: S and covers
 
 struct redis_envelope {
   int version = 1;
   std::uint64_t origin = 0;
   std::uint64_t seq = 0;
   std::string_view payload;        // points into the parsed bytes
-  std::string_view signed_prefix;  // version 2: header bytes the MAC covers
-  std::string_view mac;            // version 2: 64 hex digits (unchecked)
+  deflated_segment segment;        // versions 3 and 4
+  std::string_view signed_prefix;  // versions 2 and 4: header bytes the MAC covers
+  std::string_view signed_body;    // versions 2 and 4: what follows the header, also covered
+  std::string_view mac;            // versions 2 and 4: 64 hex digits (unchecked)
+
+  [[nodiscard]] bool is_signed() const noexcept { return version == 2 || version == 4; }
 };
 
-// Version 1 header then payload, ready for PUBLISH.
-std::string encode_redis_envelope(std::uint64_t origin, std::uint64_t seq, std::string_view payload);
-// Version 2, signed with `mac` for `channel`.
+// Version 1 (3 with a segment) header then payload, ready for PUBLISH.
+std::string encode_redis_envelope(std::uint64_t origin, std::uint64_t seq, std::string_view payload,
+                                  deflated_segment segment = {});
+// Version 2 (4 with a segment), signed with `mac` for `channel`.
 class envelope_mac;
 std::string encode_signed_redis_envelope(const envelope_mac& mac, std::string_view channel, std::uint64_t origin,
-                                         std::uint64_t seq, std::string_view payload);
+                                         std::uint64_t seq, std::string_view payload, deflated_segment segment = {});
 
 // The envelope in `bytes`, or nullopt when they do not start with a valid
 // header (a foreign message).

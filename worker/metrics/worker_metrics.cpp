@@ -78,6 +78,12 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
               static_cast<double>(b.resubscribes));
   out.counter("framegate_worker_broker_duplicates_total",
               "Copies of a publish skipped because they were already delivered.", static_cast<double>(b.duplicates));
+  out.counter("framegate_worker_broker_deflated_publishes_total",
+              "Publishes compressed once here that crossed Redis with their compression (--publish-deflate).",
+              static_cast<double>(b.deflated_publishes));
+  out.counter("framegate_worker_broker_deflated_deliveries_total",
+              "Room messages from Redis that came with their publisher's compression, handed to the apps.",
+              static_cast<double>(b.deflated_deliveries));
   out.counter("framegate_worker_broker_foreign_total",
               "Messages without the framegate header delivered as they are (--redis-foreign deliver).",
               static_cast<double>(b.foreign));

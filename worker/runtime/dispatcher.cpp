@@ -353,6 +353,11 @@ void dispatcher::send(conn_id to, message_kind kind, std::string_view payload) {
 }
 
 void dispatcher::send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload) {
+  send_many(to, kind, payload, {});
+}
+
+void dispatcher::send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload,
+                           deflated_segment pre) {
   // One Send per link: a connection can only be written by the gateway
   // thread that owns it, which is the one at the other end of its link.
   std::uint32_t used_links = 0;
@@ -371,7 +376,7 @@ void dispatcher::send_many(std::span<const conn_id> to, message_kind kind, std::
   for (std::uint32_t link = 0; link < groups_.size(); ++link) {
     auto& group = groups_[link];
     if (group.empty()) continue;
-    queue_send(link, group, kind, payload);
+    queue_send(link, group, kind, payload, pre);
     group.clear();
   }
 }
@@ -391,13 +396,13 @@ void dispatcher::keep_state(connection& c, connection_state state) {
 }
 
 void dispatcher::queue_send(std::uint32_t link, std::span<const conn_id> to, message_kind kind,
-                            std::string_view payload) {
+                            std::string_view payload, deflated_segment pre) {
   // The gateway accepts envelopes of about one client message plus 64 KiB;
   // a recipient list for a huge room must not push a Send past that, so
   // it is cut into Sends of at most max_recipients_per_send ids (<= 40 KiB).
   while (!to.empty()) {
     const auto chunk = to.first(std::min(to.size(), max_recipients_per_send));
-    out_.queue_send(link, chunk, kind == message_kind::binary, payload);
+    out_.queue_send(link, chunk, kind == message_kind::binary, payload, pre);
     ++stats_.sends_out;
     to = to.subspan(chunk.size());
   }
@@ -440,10 +445,11 @@ void dispatcher::on_api_publish(std::uint32_t link, const pb::ApiPublish& p) {
   }
 }
 
-void dispatcher::deliver_room_message(std::string_view room, std::string_view payload, room_position at) {
+void dispatcher::deliver_room_message(std::string_view room, std::string_view payload, room_position at,
+                                      deflated_segment pre) {
   apps_.for_each([&](const std::string& path, app& a) {
     try {
-      a.on_room_message(room, payload, at);
+      a.on_room_message(room, payload, at, pre);
     } catch (const std::exception& e) {
       ++stats_.app_errors;
       log_->error("app {} failed on a message for room {}: {}", path, room, e.what());

@@ -104,11 +104,14 @@ class dispatcher final : public api {
   bool serve_turn();
 
   // A broker delivery: every app's on_room_message.
-  void deliver_room_message(std::string_view room, std::string_view payload, room_position at = {});
+  void deliver_room_message(std::string_view room, std::string_view payload, room_position at = {},
+                            deflated_segment pre = {});
 
   // ---- api ----
   void send(conn_id to, message_kind kind, std::string_view payload) override;
   void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload) override;
+  void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload,
+                 deflated_segment pre) override;
   void close(conn_id c, std::uint16_t code, std::string_view reason) override;
   void keep_state(connection& c, connection_state state) override;
   broker& rooms() override { return *broker_; }
@@ -165,7 +168,8 @@ class dispatcher final : public api {
   void flush_acks();
   void on_api_publish(std::uint32_t link, const framegate::link::ApiPublish& p);
   void forget(conn_id id, std::uint16_t code);
-  void queue_send(std::uint32_t link, std::span<const conn_id> to, message_kind kind, std::string_view payload);
+  void queue_send(std::uint32_t link, std::span<const conn_id> to, message_kind kind, std::string_view payload,
+                  deflated_segment pre = {});
   void queue_close(std::uint32_t link, conn_id c, std::uint16_t code, std::string_view reason);
   link_ack& ack_of(std::uint32_t link);
   // Runs an app callback; an escaping exception is logged, counted and

@@ -12,6 +12,7 @@
 #include "common/link/link_dir_trust.hpp"
 #include "common/link/send_encoder.hpp"
 #include "common/link/write_now.hpp"
+#include "worker/runtime/send_bytes.hpp"
 
 namespace fg::worker {
 
@@ -196,10 +197,10 @@ void gateway_link::queue(const pb::Envelope& e) {
   if (accepting()) fg::link::encode(e, wr_batch_.next_envelope());
 }
 
-void gateway_link::queue_send(std::span<const std::uint64_t> to, bool binary, std::string_view payload) {
+void gateway_link::queue_send(std::span<const std::uint64_t> to, bool binary, std::string_view payload,
+                              deflated_segment pre) {
   if (accepting())
-    fg::link::encode_send(wr_batch_.next_envelope(), to, binary,
-                          {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+    fg::link::encode_send(wr_batch_.next_envelope(), to, binary, byte_span(payload), send_compression_of(pre));
 }
 
 void gateway_link::flush() {

@@ -87,7 +87,7 @@ class gateway_link {
   // Appends `e` to the next write; dropped (and counted) unless ready.
   void queue(const framegate::link::Envelope& e);
   // Appends Envelope{send}, encoded by hand; dropped (and counted) unless ready.
-  void queue_send(std::span<const std::uint64_t> to, bool binary, std::string_view payload);
+  void queue_send(std::span<const std::uint64_t> to, bool binary, std::string_view payload, deflated_segment pre);
   // Starts a write of everything queued, unless one is in flight.
   void flush();
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "framegate/link.pb.h"
+#include "worker/app.hpp"
 
 namespace fg::worker {
 
@@ -20,9 +21,10 @@ class link_output {
   // (and counted by the link) when the link is not up.
   virtual void queue(std::uint32_t index, const framegate::link::Envelope& e) = 0;
   // Queues Envelope{send} like queue(), encoded by hand (the hot path:
-  // link::encode_send copies the payload once, builds no Envelope).
-  virtual void queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary,
-                          std::string_view payload) = 0;
+  // link::encode_send copies the payload once, builds no Envelope), with
+  // the publisher's compression when `pre` has one.
+  virtual void queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary, std::string_view payload,
+                          deflated_segment pre) = 0;
 };
 
 // What a broker that uses the gateway as its hub (link 0) needs.

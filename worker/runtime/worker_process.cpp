@@ -48,8 +48,8 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
 
     boost::asio::io_context io(1);
     worker_runtime runtime(io, config, apps, log);
-    auto deliver = [&runtime](std::string_view room, std::string_view payload, room_position at) {
-      runtime.core().deliver_room_message(room, payload, at);
+    auto deliver = [&runtime](std::string_view room, std::string_view payload, room_position at, deflated_segment pre) {
+      runtime.core().deliver_room_message(room, payload, at, pre);
     };
     // With Redis the gateway hub is not used at all (no listener for link 0).
     gateway_hub_broker hub(runtime, deliver);
@@ -66,6 +66,9 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       options.history_size = config.history_size;
       options.history_ttl = config.history_ttl;
       options.presence_ttl = config.presence_ttl;
+      options.publish_deflate = config.publish_deflate;
+      options.publish_deflate_threshold = config.publish_deflate_threshold;
+      options.publish_deflate_tuning = config.publish_deflate_tuning;
       std::string where;
       if (config.redis) {
         redis = std::make_unique<redis_broker>(io, *config.redis, options, deliver, component_logger("redis"));

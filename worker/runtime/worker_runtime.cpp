@@ -176,8 +176,8 @@ void worker_runtime::queue(std::uint32_t index, const pb::Envelope& e) {
 }
 
 void worker_runtime::queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary,
-                                std::string_view payload) {
-  if (gateway_link* l = output_link(index)) l->queue_send(to, binary, payload);
+                                std::string_view payload, deflated_segment pre) {
+  if (gateway_link* l = output_link(index)) l->queue_send(to, binary, payload, pre);
 }
 
 void worker_runtime::at_end_of_turn(std::function<void()> fn) {

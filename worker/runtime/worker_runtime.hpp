@@ -52,8 +52,8 @@ class worker_runtime final : public link_events, public link_output, public hub_
 
   // link_output
   void queue(std::uint32_t index, const framegate::link::Envelope& e) override;
-  void queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary,
-                  std::string_view payload) override;
+  void queue_send(std::uint32_t index, std::span<const std::uint64_t> to, bool binary, std::string_view payload,
+                  deflated_segment pre) override;
   // hub_port
   [[nodiscard]] bool hub_ready() const override;
   void send_to_hub(const framegate::link::Envelope& e) override { queue(0, e); }

@@ -7,10 +7,14 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include <cstdint>
+#include <random>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "common/link/send_encoder.hpp"
+#include "common/link/wire_format.hpp"
 
 namespace {
 
@@ -288,6 +292,165 @@ TEST(LinkCodec, EnvelopesBeforeAnErrorAreDeliveredAndTheErrorIsSticky) {
   EXPECT_TRUE(decode_all(d, more.span(), &err).empty());
   EXPECT_EQ(err, decode_error::bad_version);
   EXPECT_EQ(d.failed(), decode_error::bad_version);
+}
+
+// ------------------------------------------- encode_send with the publisher's compression
+
+std::span<const std::uint8_t> span_of(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+std::string string_of(std::span<const std::uint8_t> b) { return {b.begin(), b.end()}; }
+
+std::string random_string(std::mt19937_64& rng, std::size_t size) {
+  std::string s(size, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// encode_send's frame: the header announces the rest, and the rest is the
+// bytes SerializeToString makes of `expected`, which the decoder reads back.
+void expect_encoded_as(const byte_buffer& framed, std::size_t returned, const pb::Envelope& expected) {
+  ASSERT_EQ(returned, framed.size());
+  ASSERT_GE(framed.size(), fg::link::header_size);
+  std::string serialized;
+  ASSERT_TRUE(expected.SerializeToString(&serialized));
+  EXPECT_EQ(string_of(framed.span().subspan(fg::link::header_size)), serialized);
+  byte_buffer theirs;
+  fg::link::encode(expected, theirs);
+  EXPECT_EQ(string_of(framed.span()), string_of(theirs.span())) << "the frame header too";
+  decoder d;
+  decode_error err{};
+  const auto got = decode_all(d, framed.span(), &err);
+  EXPECT_EQ(err, decode_error::none);
+  expect_same(got, {expected});
+}
+
+// The field numbers of the Send inside an encoded envelope, in wire order.
+std::vector<std::uint32_t> send_field_numbers(const byte_buffer& framed) {
+  namespace wire = fg::link::wire;
+  std::vector<std::uint32_t> numbers;
+  std::span<const std::uint8_t> send;
+  EXPECT_TRUE(wire::for_each_field(framed.span().subspan(fg::link::header_size), [&](const wire::field& f) {
+    if (f.number == 6) send = f.bytes;
+    return true;
+  }));
+  EXPECT_TRUE(wire::for_each_field(send, [&](const wire::field& f) {
+    numbers.push_back(f.number);
+    return true;
+  }));
+  return numbers;
+}
+
+TEST(LinkCodec, EncodeSendWithACompressedPrefixMakesTheGeneratedCodesBytes) {
+  std::mt19937_64 rng(7692);
+  const std::uint64_t covers_choices[] = {0, 1, 127, 128, 300, 16383, 16384, 1u << 21, 1ull << 35, ~0ull};
+  for (int i = 0; i < 1000; ++i) {
+    std::vector<std::uint64_t> ids(rng() % 4 == 0 ? 0 : 1 + rng() % 20);
+    for (auto& id : ids) id = rng() >> (rng() % 64);
+    const bool binary = rng() % 2 == 0;
+    const std::string payload = random_string(rng, rng() % 5 == 0 ? 0 : rng() % 3000);
+    // Up to 300 bytes, or past the 2-byte length (and one of 1 byte).
+    const std::size_t segment_size = i % 7 == 0 ? 1 : i % 11 == 0 ? 20000 : 1 + rng() % 300;
+    const std::string segment = random_string(rng, segment_size);
+    const std::uint64_t covers =
+        rng() % 2 == 0 ? covers_choices[rng() % std::size(covers_choices)] : rng() % (payload.size() + 1);
+
+    byte_buffer ours;
+    const std::size_t n = fg::link::encode_send(ours, ids, binary, span_of(payload),
+                                                {span_of(segment), static_cast<std::size_t>(covers)});
+    pb::Envelope e;
+    auto* s = e.mutable_send();
+    s->mutable_conn_ids()->Assign(ids.begin(), ids.end());
+    s->set_binary(binary);
+    s->set_payload(payload);
+    s->set_deflated_prefix(segment);
+    s->set_deflated_covers(covers);
+    expect_encoded_as(ours, n, e);
+
+    // What the generated parser reads back.
+    pb::Envelope parsed;
+    ASSERT_TRUE(parsed.ParseFromArray(ours.data() + fg::link::header_size,
+                                      static_cast<int>(ours.size() - fg::link::header_size)));
+    ASSERT_EQ(parsed.body_case(), pb::Envelope::kSend);
+    ASSERT_EQ(parsed.send().deflated_prefix(), segment) << "case " << i;
+    ASSERT_EQ(parsed.send().deflated_covers(), covers) << "case " << i;
+    ASSERT_EQ(parsed.send().payload(), payload) << "case " << i;
+    ASSERT_EQ(parsed.send().binary(), binary) << "case " << i;
+    ASSERT_EQ(std::vector<std::uint64_t>(parsed.send().conn_ids().begin(), parsed.send().conn_ids().end()), ids);
+    if (::testing::Test::HasFailure()) FAIL() << "first failing case: " << i;
+  }
+}
+
+TEST(LinkCodec, EncodeSendWithACompressedPrefixKnownBytes) {
+  // Envelope{send: Send{conn_ids: [5], payload: "ab", deflated_prefix:
+  // 00 0a, deflated_covers: 300}}, written out by hand.
+  const std::uint64_t ids[] = {5};
+  const std::string segment("\x00\x0a", 2);
+  byte_buffer out;
+  fg::link::encode_send(out, ids, false, span_of("ab"), {span_of(segment), 300});
+  const std::string expected(
+      "\x32\x0e"      // Envelope.send, 14 bytes
+      "\x0a\x01\x05"  // conn_ids, packed: [5]
+      "\x1a\x02"
+      "ab"                // payload
+      "\x22\x02\x00\x0a"  // deflated_prefix
+      "\x28\xac\x02",     // deflated_covers: 300
+      16);
+  EXPECT_EQ(string_of(out.span().subspan(fg::link::header_size)), expected);
+}
+
+TEST(LinkCodec, EncodeSendLeavesOutZeroCoversAndAnAbsentSegment) {
+  const std::uint64_t ids[] = {1, 2, 1ull << 40};
+  const std::string payload = "{\"room\":\"lobby\",\"offset\":7}";
+  const std::string segment("\xaa\x00\n\xff", 4);
+
+  // A segment covering nothing: field 4 only.
+  byte_buffer zero;
+  const std::size_t n = fg::link::encode_send(zero, ids, true, span_of(payload), {span_of(segment), 0});
+  pb::Envelope e;
+  auto* s = e.mutable_send();
+  s->mutable_conn_ids()->Assign(std::begin(ids), std::end(ids));
+  s->set_binary(true);
+  s->set_payload(payload);
+  s->set_deflated_prefix(segment);
+  expect_encoded_as(zero, n, e);
+  EXPECT_EQ(send_field_numbers(zero), (std::vector<std::uint32_t>{1, 2, 3, 4}));
+
+  // No segment: neither field, whatever covers says; the bytes of a plain Send.
+  for (const std::size_t covers : {std::size_t{0}, std::size_t{9}}) {
+    byte_buffer none;
+    const std::size_t m = fg::link::encode_send(none, ids, true, span_of(payload), {{}, covers});
+    s->clear_deflated_prefix();
+    expect_encoded_as(none, m, e);
+    EXPECT_EQ(send_field_numbers(none), (std::vector<std::uint32_t>{1, 2, 3}));
+    byte_buffer plain;
+    fg::link::encode_send(plain, ids, true, span_of(payload));
+    EXPECT_EQ(string_of(none.span()), string_of(plain.span()));
+  }
+
+  // Both fields, after the payload, and an empty payload with a segment.
+  byte_buffer both;
+  fg::link::encode_send(both, {}, false, {}, {span_of(segment), 3});
+  EXPECT_EQ(send_field_numbers(both), (std::vector<std::uint32_t>{4, 5}));
+}
+
+TEST(LinkCodec, EncodeSendWithACompressedPrefixAppends) {
+  const std::uint64_t ids[] = {3};
+  const std::string segment("\x01\x02\x03", 3);
+  byte_buffer out;
+  const std::size_t first = fg::link::encode_send(out, ids, false, span_of("one"), {span_of(segment), 2});
+  const std::size_t second = fg::link::encode_send(out, ids, true, span_of("two!"), {span_of(segment), 4});
+  EXPECT_EQ(out.size(), first + second);
+  decoder d;
+  decode_error err{};
+  const auto got = decode_all(d, out.span(), &err);
+  EXPECT_EQ(err, decode_error::none);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].send().payload(), "one");
+  EXPECT_EQ(got[0].send().deflated_covers(), 2u);
+  EXPECT_EQ(got[1].send().payload(), "two!");
+  EXPECT_EQ(got[1].send().deflated_prefix(), segment);
+  EXPECT_EQ(got[1].send().deflated_covers(), 4u);
 }
 
 TEST(LinkCodec, ErrorNamesAreDistinct) {

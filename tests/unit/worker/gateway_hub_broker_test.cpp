@@ -22,7 +22,7 @@ std::vector<std::string> sorted(const google::protobuf::RepeatedPtrField<std::st
 class HubBroker : public ::testing::Test {
  protected:
   HubBroker()
-      : broker_(port_, [this](std::string_view room, std::string_view payload, room_position) {
+      : broker_(port_, [this](std::string_view room, std::string_view payload, room_position, deflated_segment) {
           delivered_.emplace_back(std::string(room) + " " + std::string(payload));
         }) {}
 

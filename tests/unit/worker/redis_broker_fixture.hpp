@@ -57,7 +57,7 @@ class RedisBrokerFixture : public ::testing::Test {
     auto* raw = w.get();
     w->broker = std::make_unique<redis_broker>(
         io_, parse_redis_url(server_.url()), o,
-        [raw](std::string_view room, std::string_view payload, room_position at) {
+        [raw](std::string_view room, std::string_view payload, room_position at, deflated_segment) {
           raw->got.push_back(std::string(room) + " " + std::string(payload));
           raw->offsets.push_back(at.offset);
         },

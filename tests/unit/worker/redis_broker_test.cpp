@@ -340,11 +340,12 @@ TEST_F(RedisBroker, AuthAndSelectWhenConfigured) {
   std::vector<std::string> got;
   auto ep = parse_redis_url("redis://:pw@127.0.0.1:" + std::to_string(server_.port()) + "/2");
   redis_broker good(
-      io_, ep, o, [&](std::string_view, std::string_view p, room_position) { got.emplace_back(p); },
+      io_, ep, o, [&](std::string_view, std::string_view p, room_position, deflated_segment) { got.emplace_back(p); },
       fg::component_logger("redis-test"));
   ep.password = "wrong";
   redis_broker bad(
-      io_, ep, o, [](std::string_view, std::string_view, room_position) {}, fg::component_logger("redis-test"));
+      io_, ep, o, [](std::string_view, std::string_view, room_position, deflated_segment) {},
+      fg::component_logger("redis-test"));
   good.start();
   bad.start();
   good.subscribe("R");

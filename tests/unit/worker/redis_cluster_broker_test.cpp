@@ -69,7 +69,7 @@ class RedisClusterBroker : public ::testing::Test {
     auto* raw = m.get();
     m->broker = std::make_unique<redis_cluster_broker>(
         io_, o,
-        [raw](std::string_view room, std::string_view payload, room_position at) {
+        [raw](std::string_view room, std::string_view payload, room_position at, deflated_segment) {
           raw->got.push_back(std::string(room) + " " + std::string(payload));
           raw->offsets.push_back(at.offset);
         },

@@ -49,13 +49,13 @@ TEST_F(RoomsApp, DeliveryIsOneSendManyToAllLocalMembers) {
   text(outsider, R"({"op":"join","room":"other"})");
   api_.sends.clear();
 
-  app_.on_room_message("r", R"({"room":"r","data":1})", {});
+  app_.on_room_message("r", R"({"room":"r","data":1})", {}, {});
   ASSERT_EQ(api_.sends.size(), 1u);
   EXPECT_EQ(api_.sends[0].to, (std::vector<conn_id>{1, 2}));
   EXPECT_EQ(api_.sends[0].kind, message_kind::text);
   EXPECT_EQ(api_.sends[0].payload, R"({"room":"r","data":1})");
 
-  app_.on_room_message("nobody-here", "x", {});
+  app_.on_room_message("nobody-here", "x", {}, {});
   EXPECT_EQ(api_.sends.size(), 1u);
 }
 
@@ -106,7 +106,7 @@ TEST_F(RoomsApp, AResumedConnectionGetsItsRoomsBack) {
   EXPECT_EQ(api_.fake_rooms().subscribed, (std::set<std::string>{"x", "y"}));
   EXPECT_TRUE(api_.kept.empty()) << "the gateway already holds this state";
 
-  app_.on_room_message("y", "hello", {});
+  app_.on_room_message("y", "hello", {}, {});
   ASSERT_EQ(api_.sends.size(), 1u);
   EXPECT_EQ(api_.sends[0].to, (std::vector<conn_id>{9}));
 

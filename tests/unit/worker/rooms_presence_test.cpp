@@ -122,7 +122,7 @@ TEST_F(RoomsOps, JoinsAndLeavesAreAnnouncedToListenersOnly) {
 
   // What comes back through the broker goes to the listener only.
   api_.sends.clear();
-  app_.on_room_message(events_room, events[2], {});
+  app_.on_room_message(events_room, events[2], {}, {});
   ASSERT_EQ(api_.sends.size(), 1u);
   EXPECT_EQ(api_.sends[0].to, (std::vector<conn_id>{1}));
   EXPECT_EQ(api_.sends[0].payload, events[2]);

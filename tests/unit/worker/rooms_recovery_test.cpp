@@ -23,7 +23,7 @@ class RoomsRecovery : public ::testing::Test {
 
   void text(connection& c, std::string_view payload) { app_.on_message(c, {message_kind::text, payload}); }
   void live(std::uint64_t offset) {
-    app_.on_room_message("r", R"({"room":"r","data":)" + std::to_string(offset) + "}", {"e1", offset});
+    app_.on_room_message("r", R"({"room":"r","data":)" + std::to_string(offset) + "}", {"e1", offset}, {});
   }
   // What connection `id` received, as JSON, in order.
   std::vector<nlohmann::json> received(conn_id id) const {
@@ -50,7 +50,7 @@ TEST_F(RoomsRecovery, LiveDeliveriesCarryTheirOffset) {
   auto a = make_connection(1);
   text(a, R"({"op":"join","room":"r"})");
   live(7);
-  app_.on_room_message("r", "foreign bytes", {});
+  app_.on_room_message("r", "foreign bytes", {}, {});
   ASSERT_EQ(api_.sends.size(), 2u);
   EXPECT_EQ(nlohmann::json::parse(api_.sends[0].payload), nlohmann::json::parse(R"({"room":"r","data":7,"offset":7})"));
   EXPECT_EQ(api_.sends[1].payload, "foreign bytes") << "a message without a position goes out as it came";
@@ -129,7 +129,7 @@ TEST_F(RoomsRecovery, AnUnrecoverablePositionSaysWhyAndJoinsLive) {
 TEST_F(RoomsRecovery, WithoutHistoryTheAnswerSaysSoAndNothingIsLost) {
   auto a = make_connection(1);
   text(a, R"({"op":"join","room":"r","since":{"epoch":"e","offset":1}})");
-  app_.on_room_message("r", R"({"room":"r","data":1})", {});
+  app_.on_room_message("r", R"({"room":"r","data":1})", {}, {});
   broker().answer_history(room_history{});  // off
   const auto got = received(1);
   ASSERT_EQ(got.size(), 2u);

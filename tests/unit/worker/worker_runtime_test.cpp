@@ -148,10 +148,10 @@ class WorkerRuntime : public ::testing::Test {
 
   void start_worker() {
     runtime_ = std::make_unique<worker_runtime>(io_, config_, apps_, fg::component_logger("worker-test"));
-    hub_ = std::make_unique<gateway_hub_broker>(*runtime_,
-                                                [this](std::string_view room, std::string_view payload, room_position) {
-                                                  runtime_->core().deliver_room_message(room, payload);
-                                                });
+    hub_ = std::make_unique<gateway_hub_broker>(
+        *runtime_, [this](std::string_view room, std::string_view payload, room_position, deflated_segment) {
+          runtime_->core().deliver_room_message(room, payload);
+        });
     runtime_->set_broker(*hub_, hub_.get());
     runtime_->start();
   }

@@ -220,6 +220,35 @@ TEST(HotEnvelopes, SendFieldsInAnyOrderUnpackedIdsSplitIdsAndLastWins) {
   expect_send_agrees(e);
 }
 
+TEST(HotEnvelopes, SendViewReadsThePublishersCompressionWhenItFitsThePayload) {
+  bytes e;  // the view points into it
+  const auto view_of = [&e](const bytes& send) {
+    e = envelope_with(6, send);
+    expect_send_agrees(e);
+    const auto v = send_view::parse(e);
+    EXPECT_TRUE(v.has_value());
+    return v ? v->deflated() : fg::deflated_prefix{};
+  };
+  bytes send;
+  bytes_field(send, 3, {'a', 'b', 'c', 'd', 'e', 'f'});
+  EXPECT_FALSE(view_of(send).present()) << "no field 4: none";
+  bytes_field(send, 4, {0x4a, 0x00, 0xff});
+  varint_field(send, 5, 5);
+  auto pre = view_of(send);
+  ASSERT_TRUE(pre.present());
+  EXPECT_EQ(string_of(pre.segment), std::string("\x4a\x00\xff", 3));
+  EXPECT_EQ(pre.covers, 5u);
+  EXPECT_EQ(pre.window_bits, 15);
+  varint_field(send, 5, 6);  // the whole payload: still inside it (last value wins)
+  EXPECT_EQ(view_of(send).covers, 6u);
+  varint_field(send, 5, 7);  // more than the payload has: not used
+  EXPECT_FALSE(view_of(send).present());
+
+  bytes wrong_type;
+  varint_field(wrong_type, 4, 1);
+  EXPECT_FALSE(send_view::parse(envelope_with(6, wrong_type)).has_value()) << "declined: libprotobuf decides";
+}
+
 TEST(HotEnvelopes, BinaryIsAnyNonZeroVarint) {
   bytes send;
   varint_field(send, 2, 1ull << 40);

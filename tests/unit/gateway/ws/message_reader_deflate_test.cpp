@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/buffer_pool.hpp"
-#include "gateway/ws/deflater.hpp"
+#include "common/deflate/deflater.hpp"
 #include "gateway/ws/inflater.hpp"
 #include "gateway/ws/message_reader.hpp"
 #include "tests/unit/support/message_events.hpp"
@@ -16,8 +16,8 @@ namespace {
 
 using namespace fg::test;
 using fg::buffer_pool;
+using fg::deflater;
 using fg::ws::deflate_params;
-using fg::ws::deflater;
 using fg::ws::error;
 using fg::ws::inflater_pool;
 using fg::ws::message_reader;
@@ -33,7 +33,7 @@ deflate_params negotiated(bool client_takeover = false) {
   return p;
 }
 
-bytes compressed(const bytes& message, fg::ws::deflate_tuning tuning = {}) {
+bytes compressed(const bytes& message, fg::deflate_tuning tuning = {}) {
   deflater d(15, tuning, false);
   fg::byte_buffer out;
   d.compress(message, out);
@@ -42,7 +42,7 @@ bytes compressed(const bytes& message, fg::ws::deflate_tuning tuning = {}) {
 
 // A compressed message as one frame, or cut into `fragments` frames.
 bytes compressed_frames(std::uint8_t op, const bytes& message, std::size_t fragments = 1,
-                        fg::ws::deflate_tuning tuning = {}) {
+                        fg::deflate_tuning tuning = {}) {
   const bytes c = compressed(message, tuning);
   bytes out;
   const std::size_t step = c.size() / fragments + 1;

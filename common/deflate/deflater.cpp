@@ -1,9 +1,9 @@
-#include "gateway/ws/deflater.hpp"
+#include "common/deflate/deflater.hpp"
 
 #include <algorithm>
 #include <new>
 
-namespace fg::ws {
+namespace fg {
 
 namespace {
 
@@ -72,4 +72,4 @@ deflater& deflater_set::for_window(int window_bits) {
   return *slot;
 }
 
-}  // namespace fg::ws
+}  // namespace fg

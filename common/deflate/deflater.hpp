@@ -16,9 +16,9 @@
 #include <zlib.h>
 
 #include "common/byte_buffer.hpp"
-#include "gateway/ws/deflate_options.hpp"
+#include "common/deflate/deflate_tuning.hpp"
 
-namespace fg::ws {
+namespace fg {
 
 class deflater {
  public:
@@ -54,4 +54,4 @@ class deflater_set {
   std::array<std::unique_ptr<deflater>, 8> by_bits_{};  // window bits 8..15
 };
 
-}  // namespace fg::ws
+}  // namespace fg

@@ -1,4 +1,4 @@
-#include "gateway/ws/deflater.hpp"
+#include "common/deflate/deflater.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@ namespace {
 
 using namespace fg::test;
 using fg::byte_buffer;
-using fg::ws::deflate_tuning;
-using fg::ws::deflater;
-using fg::ws::deflater_set;
+using fg::deflate_tuning;
+using fg::deflater;
+using fg::deflater_set;
 using fg::ws::error;
 using fg::ws::inflater;
 
