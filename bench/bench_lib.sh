@@ -222,8 +222,9 @@ start_rooms_server() {
     framegate)
       # The gateway's admin listener on a free port (its default 9090 could
       # be taken): gateway_write_counters reads /metrics there.
-      # GATEWAY_THREADS reaches the gateway through its environment (framegate
-      # up hands options it does not know to the workers); unset, one per core.
+      # GATEWAY_THREADS reaches the gateway as framegate up's --threads (by
+      # FRAMEGATE_THREADS); unset, 0: one per core, as in every run recorded
+      # before framegate up's own default became half the cores.
       GATEWAY_ADMIN="127.0.0.1:$(free_port)"
       FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" \
         --admin "$GATEWAY_ADMIN" --log-level info "$@" >"$WORK/server.log" 2>&1 &

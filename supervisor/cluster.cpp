@@ -81,6 +81,7 @@ child_spec cluster::redis_spec() const {
 child_spec cluster::gateway_spec() const {
   auto env = child_env();
   if (!opts_.static_dir.empty()) env.emplace_back("FRAMEGATE_STATIC_DIR", opts_.static_dir);
+  env.emplace_back("FRAMEGATE_THREADS", std::to_string(opts_.gateway_threads));
   return {
       "gateway", opts_.gateway_bin, {"--listen", opts_.listen, "--link-dir", link_dir_}, std::move(env), json_output()};
 }
@@ -127,10 +128,13 @@ void cluster::start() {
 }
 
 void cluster::start_gateway() {
-  logger()->info("starting gateway ({}) on {}, link directory {}{}", opts_.gateway_bin, opts_.listen, link_dir_,
+  logger()->info("starting gateway ({}) on {}, link directory {}{}{}", opts_.gateway_bin, opts_.listen, link_dir_,
                  !opts_.redis_cluster.empty() ? ", Redis Cluster " + opts_.redis_cluster
                  : redis_url_.empty()         ? std::string(", no Redis")
-                                              : ", Redis " + redact_url(redis_url_));
+                                              : ", Redis " + redact_url(redis_url_),
+                 opts_.gateway_threads_default
+                     ? fmt::format(", {} I/O thread(s): half the cores (--threads to choose)", opts_.gateway_threads)
+                     : std::string());
   if (!opts_.static_dir.empty())
     logger()->info("the gateway serves {} to plain HTTP GETs{}", opts_.static_dir,
                    opts_.static_dir_given ? "" : " (the browser demo: open http://HOST:PORT/)");

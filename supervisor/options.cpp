@@ -50,6 +50,7 @@ std::string own_directory() {
 struct up_parser {
   supervisor_options opts;
   CLI::Option* static_dir = nullptr;
+  CLI::Option* threads = nullptr;
   CLI::App app{
       "framegate up: starts a local framegate cluster (one gateway, N workers), restarts what\n"
       "crashes, and stops all of it cleanly on Ctrl-C / SIGTERM.\n"
@@ -67,6 +68,11 @@ struct up_parser {
     app.add_option("--workers", opts.workers, "Worker processes (default: one per core)")
         ->envname("FRAMEGATE_WORKERS")
         ->check(CLI::Range(1u, 1024u));
+    threads = app.add_option("--threads", opts.gateway_threads,
+                             "The gateway's I/O threads (0: one per core; default: half the cores, at least one, "
+                             "since the workers share the host)")
+                  ->envname("FRAMEGATE_THREADS")
+                  ->check(CLI::Range(0u, 1024u));
     app.add_option("--link-dir", opts.link_dir,
                    "Directory of the gateway<->worker Unix sockets (default: a fresh private one, removed at exit)")
         ->envname("FRAMEGATE_LINK_DIR");
@@ -157,6 +163,11 @@ struct up_parser {
       throw std::invalid_argument(std::string("--listen: ") + e.what());
     }
     if (opts.workers == 0) opts.workers = std::max(1u, std::thread::hardware_concurrency());
+    // A gateway thread per core competes with the workers for the cores:
+    // on 2 cores, 1 thread instead of 2 halved the fan-out's p99 and cut
+    // the 50k/s echo's through the workers 3-4x (docs/BENCHMARKS.md).
+    opts.gateway_threads_default = threads->count() == 0;
+    if (opts.gateway_threads_default) opts.gateway_threads = std::max(1u, std::thread::hardware_concurrency() / 2);
     if (const auto admin = parse_optional_host_port(opts.worker_admin, "--worker-admin");
         admin && admin->port != 0 && admin->port + opts.workers - 1 > 65535)
       throw std::invalid_argument("--worker-admin: ports " + std::to_string(admin->port) + "+" +
@@ -228,6 +239,8 @@ std::string format_effective_config(const supervisor_options& opts) {
   if (!opts.config_file.empty()) out << "# from config file " << opts.config_file << "\n";
   out << "listen = " << opts.listen << "\n";
   out << "workers = " << opts.workers << "\n";
+  if (opts.gateway_threads_default) out << "# threads: half the cores (the workers share the host)\n";
+  out << "threads = " << opts.gateway_threads << "\n";
   if (opts.link_dir.empty())
     out << "# link-dir: a fresh private directory, created at start and removed at exit\n";
   else

@@ -18,6 +18,11 @@ struct supervisor_options {
 
   std::string listen = "0.0.0.0:8080";
   unsigned workers = 0;  // resolved to the number of cores when not given
+  // The gateway's I/O threads (--threads, FRAMEGATE_THREADS; 0: one per
+  // core, the gateway's own default). Not given: half the cores, at least
+  // one, since the workers and Redis run on the same host.
+  unsigned gateway_threads = 0;
+  bool gateway_threads_default = false;
   std::string link_dir;  // empty: a fresh private directory, removed at exit
   std::string config_file;
   bool print_config = false;

@@ -426,6 +426,23 @@ class SupervisorTest(unittest.TestCase):
             self.assertEqual({k: env.get(k) for k in expected}, expected, name)
         self.stop_cleanly(sup)
 
+    def test_the_gateway_gets_half_the_cores_unless_threads_is_chosen(self):
+        half = str(max(1, (os.cpu_count() or 1) // 2))
+        sup = self.start_cluster(1)
+        self.assertEqual(self.live("gateway")["env"].get("FRAMEGATE_THREADS"), half)
+        self.assertIsNone(self.live("w1")["env"].get("FRAMEGATE_THREADS"), "not the workers' to read")
+        sup.wait_for_line(rf"{half} I/O thread\(s\): half the cores", "the start line naming the default")
+        self.stop_cleanly(sup)
+        # A choice by flag or by environment reaches the gateway only.
+        for args, env in ((("--threads", "3"), self.env()), ((), self.env(FRAMEGATE_THREADS="5"))):
+            with self.subTest(args=args, env=env.get("FRAMEGATE_THREADS")):
+                sup = self.start_cluster(1, *args, env=env)
+                self.assertEqual(self.live("gateway")["env"].get("FRAMEGATE_THREADS"), "3" if args else "5")
+                self.assertEqual(self.live("w1")["env"].get("FRAMEGATE_THREADS"), None if args else "5",
+                                 "the environment is every child's; a flag is the gateway's")
+                self.stop_cleanly(sup)
+                self.assertNotIn("half the cores", sup.output())
+
     def test_worker_admin_ports_follow_the_worker_index_or_are_off(self):
         for option, expected in (("127.0.0.1:9500", ["127.0.0.1:9500", "127.0.0.1:9501"]),
                                  ("[::1]:0", ["[::1]:0", "[::1]:0"]), ("off", ["off", "off"])):
@@ -456,6 +473,7 @@ class SupervisorTest(unittest.TestCase):
         config = dict(l.split(" = ", 1) for l in lines)
         self.assertEqual(config["listen"], "127.0.0.1:9000")
         self.assertEqual(config["workers"], "3")
+        self.assertEqual(config["threads"], str(max(1, (os.cpu_count() or 1) // 2)))
         self.assertEqual(config["link-dir"], "/run/fg-test")
         self.assertEqual(config["stop-timeout"], "2.5")
         self.assertEqual(config["slow-ms"], "10")
