@@ -282,6 +282,12 @@ HOT_SEEDS = {
                                            + field_bytes(3, b"bc")),
     "ack": field_bytes(9, field_varint(1, 42)),
     "known_and_send": field_bytes(9, field_varint(1, 1)) + field_bytes(6, field_varint(1, 1)),
+    # A publisher's compression (deflated_prefix, deflated_covers): used, beyond the payload, of the wrong type.
+    "send_deflated": field_bytes(6, PACKED_IDS + field_bytes(3, b'{"a":1}') + field_bytes(4, b"\xaa\x56\x4a\x04\x00")
+                                    + field_varint(5, 6)),
+    "send_deflated_covers_past": field_bytes(6, PACKED_IDS + field_bytes(3, b"{}") + field_bytes(4, b"\x00")
+                                                + field_varint(5, 3)),
+    "send_deflated_varint": field_bytes(6, PACKED_IDS + field_varint(4, 1)),
 }
 
 
@@ -341,6 +347,35 @@ def signed_envelope(origin, seq, payload, key=b"fuzz", channel=b"framegate:room:
     return prefix + b" " + mac + b"\n" + payload
 
 
+def deflated_prefix(payload):
+    """A publisher's compression (--publish-deflate): raw DEFLATE of all but the last byte, sync-flushed, tail cut."""
+    z = zlib.compressobj(1, zlib.DEFLATED, -15)
+    data = z.compress(payload[:-1]) + z.flush(zlib.Z_SYNC_FLUSH)
+    return data[:-4], len(payload) - 1
+
+
+def segment_body(payload, segment=None, covers=None):
+    seg, cov = deflated_prefix(payload)
+    seg = seg if segment is None else segment
+    cov = cov if covers is None else covers
+    return b"%08x%08x" % (len(seg), cov) + seg + payload
+
+
+def compressed_envelope(origin, seq, payload, **kw):
+    return b"fg3 %016x %016x\n" % (origin, seq) + segment_body(payload, **kw)
+
+
+def compressed_signed_envelope(origin, seq, payload, key=b"fuzz", channel=b"framegate:room:R"):
+    prefix = b"fg4 %016x %016x" % (origin, seq)
+    body = segment_body(payload)
+    mac = hmac.new(key, channel + b"\x00" + prefix + body, hashlib.sha256).hexdigest().encode()
+    return prefix + b" " + mac + b"\n" + body
+
+
+BIG_JSON = b'{"room":"R","data":[' + b",".join(b'{"id":%d,"name":"member"}' % i for i in range(40)) + b"]}"
+
+HEX_JSON = b'{"room":"R","data":"' + b"".join(hashlib.sha256(b"%d" % i).hexdigest().encode() for i in range(8))[:480] + b'"}'
+
 REDIS_SEEDS = {
     "framegate": b"\x00" + redis_header(0xFEDCBA9876543210, 42) + b'{"room":"R","data":1}',
     "empty_payload": b"\x00" + redis_header(1, 1),
@@ -359,6 +394,15 @@ REDIS_SEEDS = {
     "signed_bad_mac": b"\x10" + signed_envelope(5, 9, b"{}")[:-2] + b"[]",
     "unsigned_with_secret": b"\x10" + redis_header(5, 9) + b"{}",
     "signed_short": b"\x10" + signed_envelope(5, 9, b"")[:-2],
+    "compressed": b"\x00" + compressed_envelope(3, 4, BIG_JSON),
+    "compressed_signed": b"\x10" + compressed_signed_envelope(3, 4, BIG_JSON),
+    "compressed_signed_without_secret": b"\x00" + compressed_signed_envelope(3, 4, BIG_JSON),
+    # Limit 512 (flags n = 7): the payload fits, the payload and its segment do not.
+    "compressed_fits_without_its_segment": b"\x0e" + compressed_envelope(3, 5, HEX_JSON),
+    "compressed_covers_past_payload": b"\x00" + compressed_envelope(3, 6, BIG_JSON, covers=len(BIG_JSON) + 1),
+    "compressed_empty_segment": b"\x00" + compressed_envelope(3, 7, BIG_JSON, segment=b""),
+    "compressed_segment_past_end": b"\x00" + b"fg3 %016x %016x\n" % (3, 8) + b"%08x%08x" % (99, 0) + b"{}",
+    "unknown_version": b"\x00" + b"fg5 0000000000000001 0000000000000001\n{}",
 }
 
 

@@ -2,7 +2,10 @@
 // reach Redis writes those): the envelope decoder, the MAC check and the
 // inbound check. A message the check lets through must fit the limit, be
 // UTF-8 and, with a secret, carry the MAC the secret gives; a decoded
-// envelope must encode back to the same bytes; the dedup window must skip
+// envelope must encode back to the same bytes; a publisher's compression
+// (versions 3 and 4) must lie inside the message, cover no more than the
+// payload, and reach the apps only with a message let through and within
+// the limit together with it; the dedup window must skip
 // the copy of anything it just accepted. The offset line Redis puts in
 // front of a numbered message must parse only in its one canonical form.
 //
@@ -55,27 +58,43 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto env = fw::parse_redis_envelope(message);
   check(env.has_value() == v.envelope.has_value());
   bool mac_ok = false;
-  if (env && env->version == 1) {
-    check(fw::encode_redis_envelope(env->origin, env->seq, env->payload) == message);
-    check(v.payload.data() == message.data() + fw::redis_envelope_header_bytes);
+  if (env) {
+    check(env->version >= 1 && env->version <= 4);
+    const bool compressed = env->version >= 3;
+    check(env->segment.present() == compressed);
+    const std::size_t header = env->is_signed() ? fw::redis_signed_header_bytes : fw::redis_envelope_header_bytes;
+    const std::size_t before_payload =
+        header + (compressed ? fw::redis_segment_fields_bytes + env->segment.bytes.size() : 0);
+    check(v.payload.data() == message.data() + before_payload);
+    check(env->payload.size() == message.size() - before_payload);
+    if (compressed) {
+      check(env->segment.bytes.data() == message.data() + header + fw::redis_segment_fields_bytes);
+      check(env->segment.covers <= env->payload.size());
+    }
+  }
+  if (env && !env->is_signed()) {
+    check(fw::encode_redis_envelope(env->origin, env->seq, env->payload, env->segment) == message);
   } else if (env) {
-    check(env->version == 2);
-    check(v.payload.data() == message.data() + fw::redis_signed_header_bytes);
-    const auto want = mac.compute(channel, env->signed_prefix, env->payload);
+    check(env->signed_body.data() + env->signed_body.size() == message.data() + message.size());
+    const auto want = mac.compute(channel, env->signed_prefix, env->signed_body);
     mac_ok = std::string_view(want.data(), want.size()) == env->mac;
-    check(mac.verify(channel, env->signed_prefix, env->payload, env->mac) == mac_ok);
+    check(mac.verify(channel, env->signed_prefix, env->signed_body, env->mac) == mac_ok);
     // Signing what was decoded gives back the message exactly when its MAC was right.
     const std::string signed_again =
-        fw::encode_signed_redis_envelope(mac, channel, env->origin, env->seq, env->payload);
+        fw::encode_signed_redis_envelope(mac, channel, env->origin, env->seq, env->payload, env->segment);
     check((signed_again == message) == mac_ok);
     const auto again = fw::parse_redis_envelope(signed_again);
-    check(again && mac.verify(channel, again->signed_prefix, again->payload, again->mac));
+    check(again && mac.verify(channel, again->signed_prefix, again->signed_body, again->mac));
   } else {
     check(v.payload == message);
     if (policy.mac == nullptr && policy.foreign == fw::foreign_policy::drop)
       check(v.reject == fw::inbound_reject::foreign);
   }
   if (policy.mac != nullptr && !mac_ok) check(v.reject == fw::inbound_reject::bad_mac);
+  if (v.segment.present()) {
+    check(!v.reject && env && v.segment.bytes.data() == env->segment.bytes.data());
+    check(policy.max_payload == 0 || v.segment.bytes.size() + v.payload.size() <= policy.max_payload);
+  }
   if (!v.reject) {
     check(policy.max_payload == 0 || v.payload.size() <= policy.max_payload);
     check(fg::is_valid_utf8({reinterpret_cast<const std::uint8_t*>(v.payload.data()), v.payload.size()}));
