@@ -33,6 +33,7 @@ class fake_broker final : public broker {
     std::string room;
     std::string payload;
     bool numbered = true;
+    std::size_t stable_prefix = 0;
   };
 
   void subscribe(std::string_view room) override {
@@ -48,7 +49,7 @@ class fake_broker final : public broker {
   }
   // Recorded like the plain one; the receipt waits for answer_publish().
   void publish(std::string_view room, std::string_view payload, publish_options options) override {
-    published.push_back({std::string(room), std::string(payload), options.numbered});
+    published.push_back({std::string(room), std::string(payload), options.numbered, options.stable_prefix});
     if (options.done) receipts.push_back(std::move(options.done));
   }
   void answer_publish(publish_receipt r) {
@@ -99,6 +100,8 @@ class fake_api final : public api {
     std::vector<conn_id> to;
     message_kind kind;
     std::string payload;
+    std::string deflated;  // send_many's publisher compression (bytes), if any
+    std::size_t covers = 0;
   };
   struct closed {
     conn_id id;
@@ -111,6 +114,10 @@ class fake_api final : public api {
   }
   void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload) override {
     sends.push_back({{to.begin(), to.end()}, kind, std::string(payload)});
+  }
+  void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload,
+                 deflated_segment pre) override {
+    sends.push_back({{to.begin(), to.end()}, kind, std::string(payload), std::string(pre.bytes), pre.covers});
   }
   void close(conn_id c, std::uint16_t code, std::string_view reason) override {
     closes.push_back({c, code, std::string(reason)});

@@ -17,6 +17,7 @@
 
 #include "common/byte_buffer.hpp"
 #include "common/deflate/deflater.hpp"
+#include "tests/unit/support/raw_inflate.hpp"
 
 namespace {
 
@@ -54,46 +55,8 @@ bytes segment_of(const bytes& message, std::size_t covers, int window_bits = 15)
   return bytes_of(out);
 }
 
-// Feeds one RFC 7692 message (with 00 00 ff ff appended, §7.2.2) to `z`,
-// a few bytes of output at a time: so zlib enforces the window, as it
-// does only for distances reaching before its current output buffer.
-// nullopt on a zlib error, the end of the DEFLATE stream, or more than
-// `limit` bytes.
-std::optional<bytes> inflate_one(z_stream& z, const bytes& payload, std::size_t limit) {
-  bytes in = payload;
-  in.insert(in.end(), {0x00, 0x00, 0xff, 0xff});
-  z.next_in = in.data();
-  z.avail_in = static_cast<uInt>(in.size());
-  bytes out;
-  std::uint8_t chunk[37];
-  while (true) {
-    z.next_out = chunk;
-    z.avail_out = sizeof chunk;
-    const int rc = ::inflate(&z, Z_SYNC_FLUSH);
-    const std::size_t produced = sizeof chunk - z.avail_out;
-    out.insert(out.end(), chunk, chunk + produced);
-    if (rc != Z_OK && rc != Z_BUF_ERROR) return std::nullopt;  // Z_STREAM_END, Z_DATA_ERROR...
-    if (out.size() > limit) return std::nullopt;
-    if (z.avail_in == 0 && z.avail_out != 0) break;  // all taken, all given out
-    if (rc == Z_BUF_ERROR && produced == 0) return std::nullopt;
-  }
-  z.next_in = nullptr;
-  return out;
-}
-
-// What a receiver does: inflates the message with a raw inflater of
-// `window_bits`, then, with the same inflater (as a client that keeps its
-// inflater between messages may), the RFC's "Hello" (§7.2.3.1): so a
-// message that leaves the inflater inside a block header is noticed even
-// when its own bytes come out right.
 std::optional<bytes> inflate_message(const bytes& payload, int window_bits = 15, std::size_t limit = 1 << 24) {
-  z_stream z{};
-  if (inflateInit2(&z, -window_bits) != Z_OK) return std::nullopt;
-  auto out = inflate_one(z, payload, limit);
-  const auto hello = inflate_one(z, bytes{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}, 100);
-  inflateEnd(&z);
-  if (!hello || *hello != to_bytes("Hello")) return std::nullopt;
-  return out;
+  return fg::test::inflate_message(payload, window_bits, limit);
 }
 
 // The publisher's segment plus the gateway's suffix, as appended.

@@ -34,6 +34,8 @@ inline redis_broker_options fast_reconnects() {
 struct worker_under_test {
   std::vector<std::string> got;        // "room payload"
   std::vector<std::uint64_t> offsets;  // of each delivery (0: not numbered)
+  std::vector<std::string> segments;   // of each delivery: its publisher's compression ("": none)
+  std::vector<std::size_t> covers;
   std::unique_ptr<redis_broker> broker;
 };
 
@@ -57,9 +59,11 @@ class RedisBrokerFixture : public ::testing::Test {
     auto* raw = w.get();
     w->broker = std::make_unique<redis_broker>(
         io_, parse_redis_url(server_.url()), o,
-        [raw](std::string_view room, std::string_view payload, room_position at, deflated_segment) {
+        [raw](std::string_view room, std::string_view payload, room_position at, deflated_segment pre) {
           raw->got.push_back(std::string(room) + " " + std::string(payload));
           raw->offsets.push_back(at.offset);
+          raw->segments.emplace_back(pre.bytes);
+          raw->covers.push_back(pre.covers);
         },
         fg::component_logger("redis-test"));
     w->broker->start();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/logging.hpp"
+#include "tests/unit/support/raw_inflate.hpp"
 #include "tests/unit/worker/redis_broker_fixture.hpp"
 #include "worker/broker/envelope_mac.hpp"
 #include "worker/broker/inbound_check.hpp"
@@ -83,6 +84,46 @@ TEST_F(RedisBroker, PublishesOfOneTurnLeaveInOneWrite) {
   ASSERT_TRUE(run_until([&] { return a.broker->outbox_size() == 0; }));
   EXPECT_EQ(server_.calls("publish"), 200u);
   EXPECT_LE(a.broker->publish_io().write_events - writes_before, 2u) << "publishes were not pipelined";
+}
+
+TEST_F(RedisBroker, PublishDeflateSendsTheStablePrefixCompressedThroughRedis) {
+  auto& a = add_worker(10000, [](redis_broker_options& o) {
+    o.publish_deflate = true;
+    o.publish_deflate_threshold = 64;
+  });
+  auto& b = add_worker();
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  std::string big = R"({"room":"R","data":[)";
+  for (int i = 0; i < 30; ++i) big += R"({"id":)" + std::to_string(i) + R"(,"name":"member"},)";
+  big += "0]}";
+  std::string noise;  // just above the threshold and incompressible: not smaller compressed
+  for (std::uint32_t x = 12345; noise.size() < 80;) {
+    x = x * 1103515245u + 12345u;
+    noise += static_cast<char>('!' + (x >> 16) % 90);
+  }
+  const auto publish = [&](worker_under_test& from, const std::string& payload, std::size_t stable) {
+    from.broker->publish("R", payload, publish_options{true, nullptr, stable});
+  };
+  publish(a, big, big.size() - 1);
+  publish(a, "{\"small\":1}", 10);
+  publish(a, big, 0);
+  publish(a, noise, noise.size() - 1);
+  publish(b, big, big.size() - 1);  // b compresses nothing
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 5 && b.got.size() == 5; }));
+
+  for (auto* w : {&a, &b}) {
+    ASSERT_EQ(w->segments.size(), 5u);
+    EXPECT_EQ(w->got[0], "R " + big);
+    EXPECT_EQ(w->covers[0], big.size() - 1);
+    EXPECT_EQ(fg::test::inflate_text(w->segments[0]), big.substr(0, big.size() - 1));
+    EXPECT_EQ(w->segments[1], "") << "below --publish-deflate-threshold";
+    EXPECT_EQ(w->segments[2], "") << "no stable prefix";
+    EXPECT_EQ(w->segments[3], "") << "not smaller compressed";
+    EXPECT_EQ(w->segments[4], "") << "b has no --publish-deflate";
+    EXPECT_EQ(w->broker->stats().deflated_deliveries, 1u);
+  }
+  EXPECT_EQ(a.broker->stats().deflated_publishes, 1u);
+  EXPECT_EQ(b.broker->stats().deflated_publishes, 0u);
 }
 
 TEST_F(RedisBroker, JoinAndPublishInOneTurnIsDeliveredOnce) {

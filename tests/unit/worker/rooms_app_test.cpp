@@ -42,6 +42,39 @@ TEST_F(RoomsApp, PublishGoesToTheBrokerWithTheRawDataAndNothingComesBackDirectly
   EXPECT_TRUE(api_.fake_rooms().calls.empty());
 }
 
+TEST_F(RoomsApp, EveryPublishOffersAllButItsLastByteForCompressionAtThePublisher) {
+  auto c = make_connection(1);
+  text(c, R"({"op":"publish","room":"r","data":[1,2]})");
+  text(c, R"({"op":"publish","room":"r","data":3,"id":"q"})");
+  app_.on_api_publish("r", "4", [](publish_receipt) {});
+  const auto& published = api_.fake_rooms().published;
+  ASSERT_EQ(published.size(), 3u);
+  for (const auto& p : published) EXPECT_EQ(p.stable_prefix, p.payload.size() - 1) << p.payload;
+}
+
+TEST_F(RoomsApp, APublishersCompressionGoesOnWithTheDeliveryWhileItStillCoversItsStart) {
+  auto a = make_connection(1);
+  text(a, R"({"op":"join","room":"r"})");
+  api_.sends.clear();
+  const std::string payload = R"({"room":"r","data":1})";
+  const std::string segment = "\x01\x02";
+  // Numbered: the offset replaces the last byte, all before it is the publisher's.
+  app_.on_room_message("r", payload, {"e1", 7}, {segment, payload.size() - 1});
+  ASSERT_EQ(api_.sends.size(), 1u);
+  EXPECT_EQ(api_.sends[0].payload, R"({"room":"r","data":1,"offset":7})");
+  EXPECT_EQ(api_.sends[0].deflated, segment);
+  EXPECT_EQ(api_.sends[0].covers, payload.size() - 1);
+  // A compression claiming the last byte too does not cover a numbered delivery's start.
+  app_.on_room_message("r", payload, {"e1", 8}, {segment, payload.size()});
+  ASSERT_EQ(api_.sends.size(), 2u);
+  EXPECT_EQ(api_.sends[1].deflated, "");
+  // Unnumbered, the delivery is the payload: all of it may be covered.
+  app_.on_room_message("r", payload, {}, {segment, payload.size()});
+  ASSERT_EQ(api_.sends.size(), 3u);
+  EXPECT_EQ(api_.sends[2].payload, payload);
+  EXPECT_EQ(api_.sends[2].covers, payload.size());
+}
+
 TEST_F(RoomsApp, DeliveryIsOneSendManyToAllLocalMembers) {
   auto a = make_connection(1), b = make_connection(2), outsider = make_connection(3);
   text(a, R"({"op":"join","room":"r"})");

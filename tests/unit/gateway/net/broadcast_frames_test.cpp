@@ -5,13 +5,13 @@
 #include "gateway/net/broadcast_frames.hpp"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <string>
 
 #include "common/deflate/deflater.hpp"
 #include "gateway/metrics/gateway_stats.hpp"
 #include "gateway/net/message_compressor.hpp"
+#include "tests/unit/support/raw_inflate.hpp"
 
 namespace {
 
@@ -63,21 +63,7 @@ frame parse(std::span<const std::uint8_t> f) {
   return out;
 }
 
-std::string inflate(const std::string& payload, int bits) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, -bits), Z_OK);
-  std::string in = payload + std::string("\x00\x00\xff\xff", 4);
-  std::string out(1 << 20, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(in.data());
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&z, Z_SYNC_FLUSH);
-  EXPECT_TRUE(rc == Z_OK || rc == Z_STREAM_END) << rc;
-  out.resize(out.size() - z.avail_out);
-  inflateEnd(&z);
-  return out;
-}
+std::string inflate(const std::string& payload, int bits) { return fg::test::inflate_text(payload, bits); }
 
 class BroadcastFramesTest : public ::testing::Test {
  protected:
