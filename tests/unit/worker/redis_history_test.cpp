@@ -48,6 +48,28 @@ class RedisHistory : public fg::test::RedisBrokerFixture {
   }
 };
 
+TEST_F(RedisHistory, ARecoveryOfCompressedPublishesGetsThePlainMessages) {
+  // The history stream keeps the envelope as published, compression and all
+  // (--publish-deflate): a recovery hands out the message alone.
+  auto& a = add_worker(10000, [](redis_broker_options& o) {
+    o.publish_deflate = true;
+    o.publish_deflate_threshold = 16;
+  });
+  auto& b = add_worker();
+  ASSERT_TRUE(subscribe_both(a, b, "R"));
+  const std::string message = R"({"room":"R","data":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"})";
+  for (int i = 0; i < 2; ++i) a.broker->publish("R", message, publish_options{true, nullptr, message.size() - 1});
+  ASSERT_TRUE(run_until([&] { return b.got.size() == 2; }));
+  ASSERT_NE(b.segments[0], "") << "sent compressed";
+  const auto top = ask(b, "R");
+  ASSERT_TRUE(top);
+  const auto h = ask(b, "R", history_since{top->epoch, 0});
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->result, outcome::recovered);
+  ASSERT_EQ(h->entries.size(), 2u);
+  for (const auto& e : h->entries) EXPECT_EQ(e.payload, message);
+}
+
 TEST_F(RedisHistory, DeliveriesAreNumberedInOrderForEveryWorker) {
   const auto w = room_with(5);
   ASSERT_TRUE(w);
