@@ -48,8 +48,9 @@ bool has_segment(deflated_segment s) { return !s.bytes.empty(); }
 // behind the segment's fields and bytes when there is one.
 std::string with_body(std::size_t header, std::string_view payload, deflated_segment segment) {
   const std::size_t fields = has_segment(segment) ? redis_segment_fields_bytes : 0;
-  std::string out(header + fields, '\0');
-  out.reserve(out.size() + segment.bytes.size() + payload.size());
+  std::string out;
+  out.reserve(header + fields + segment.bytes.size() + payload.size());  // one allocation per publish
+  out.assign(header + fields, '\0');
   if (fields != 0) {
     put_hex(out.data() + header, segment.bytes.size(), 8);
     put_hex(out.data() + header + 8, segment.covers, 8);
