@@ -110,10 +110,10 @@ class fake_api final : public api {
   };
 
   void send(conn_id to, message_kind kind, std::string_view payload) override {
-    sends.push_back({{to}, kind, std::string(payload)});
+    sends.push_back({{to}, kind, std::string(payload), {}, 0});
   }
   void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload) override {
-    sends.push_back({{to.begin(), to.end()}, kind, std::string(payload)});
+    sends.push_back({{to.begin(), to.end()}, kind, std::string(payload), {}, 0});
   }
   void send_many(std::span<const conn_id> to, message_kind kind, std::string_view payload,
                  deflated_segment pre) override {
