@@ -165,7 +165,8 @@ struct up_parser {
     if (opts.workers == 0) opts.workers = std::max(1u, std::thread::hardware_concurrency());
     // A gateway thread per core competes with the workers for the cores:
     // on 2 cores, 1 thread instead of 2 halved the fan-out's p99 and cut
-    // the 50k/s echo's through the workers 3-4x (docs/BENCHMARKS.md).
+    // the 50k/s echo's p99 through the workers from 9-50 ms to 2-4 ms
+    // (docs/BENCHMARKS.md, twelfth step).
     opts.gateway_threads_default = threads->count() == 0;
     if (opts.gateway_threads_default) opts.gateway_threads = std::max(1u, std::thread::hardware_concurrency() / 2);
     if (const auto admin = parse_optional_host_port(opts.worker_admin, "--worker-admin");
