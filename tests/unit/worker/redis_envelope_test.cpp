@@ -143,20 +143,23 @@ TEST(RedisEnvelope, Version3BoundariesOfTheSegmentFields) {
   // covers may be 0 or the whole payload; the segment may end the body
   // (an empty payload, covering nothing).
   for (const std::size_t covers : {std::size_t{0}, std::size_t{1}, segment_payload.size()}) {
-    const auto env = parse_redis_envelope(encode_redis_envelope(1, 2, segment_payload, {binary_segment, covers}));
+    const std::string wire = encode_redis_envelope(1, 2, segment_payload, {binary_segment, covers});
+    const auto env = parse_redis_envelope(wire);  // views into wire
     ASSERT_TRUE(env) << covers;
     EXPECT_EQ(env->version, 3);
     EXPECT_EQ(env->segment.covers, covers);
     EXPECT_EQ(env->segment.bytes, binary_segment);
     EXPECT_EQ(env->payload, segment_payload);
   }
-  const auto empty = parse_redis_envelope(encode_redis_envelope(1, 2, "", {binary_segment, 0}));
+  const std::string empty_wire = encode_redis_envelope(1, 2, "", {binary_segment, 0});
+  const auto empty = parse_redis_envelope(empty_wire);
   ASSERT_TRUE(empty);
   EXPECT_EQ(empty->version, 3);
   EXPECT_EQ(empty->segment.bytes, binary_segment);
   EXPECT_TRUE(empty->payload.empty());
   // One byte of segment.
-  const auto one = parse_redis_envelope(encode_redis_envelope(1, 2, "p", {std::string_view("\0", 1), 1}));
+  const std::string one_wire = encode_redis_envelope(1, 2, "p", {std::string_view("\0", 1), 1});
+  const auto one = parse_redis_envelope(one_wire);
   ASSERT_TRUE(one);
   EXPECT_EQ(one->segment.bytes, std::string_view("\0", 1));
   EXPECT_EQ(one->payload, "p");
@@ -209,12 +212,14 @@ TEST(RedisEnvelope, Version4MacFailsWhenTheSegmentOrItsFieldsChange) {
     EXPECT_FALSE(mac.verify(channel, env->signed_prefix, env->signed_body, env->mac)) << "byte " << at;
   }
   // covers changed (still within the payload)
-  const auto covers_changed = parse_redis_envelope(with_fields(wire, fields, "0000000f00000015"));
+  const std::string covers_wire = with_fields(wire, fields, "0000000f00000015");
+  const auto covers_changed = parse_redis_envelope(covers_wire);
   ASSERT_TRUE(covers_changed);
   EXPECT_EQ(covers_changed->segment.covers, 21u);
   EXPECT_FALSE(mac.verify(channel, covers_changed->signed_prefix, covers_changed->signed_body, covers_changed->mac));
   // The segment made one byte longer, the payload one shorter.
-  const auto moved = parse_redis_envelope(with_fields(wire, fields, "0000001000000014"));
+  const std::string moved_wire = with_fields(wire, fields, "0000001000000014");
+  const auto moved = parse_redis_envelope(moved_wire);
   ASSERT_TRUE(moved);
   EXPECT_EQ(moved->segment.bytes.size(), binary_segment.size() + 1);
   EXPECT_EQ(moved->payload, segment_payload.substr(1));
@@ -289,7 +294,8 @@ TEST(RedisEnvelope, WithoutASegmentVersions1And2AreUnchanged) {
   }
   // A version 1 payload that happens to look like segment fields is still
   // the payload.
-  const auto looks_like = parse_redis_envelope(encode_redis_envelope(1, 2, "0000000100000000xy"));
+  const std::string looks_like_wire = encode_redis_envelope(1, 2, "0000000100000000xy");
+  const auto looks_like = parse_redis_envelope(looks_like_wire);
   ASSERT_TRUE(looks_like);
   EXPECT_EQ(looks_like->version, 1);
   EXPECT_EQ(looks_like->payload, "0000000100000000xy");
