@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import socket
 import sys
-import tempfile
-import time
 import unittest
 import urllib.parse
 import urllib.error
@@ -32,33 +28,13 @@ sys.path.insert(0, HERE)
 from deflate_client import Deflate, json_text  # noqa: E402
 from exposition import Family, scrape  # noqa: E402
 from metric_refs import dashboard_metric_names, metrics_md_table  # noqa: E402
-from framegate_harness import (  # noqa: E402
-    OP_BINARY, OP_CLOSE, OP_TEXT, RSV1, REPO_ROOT, GatewayProcess, Process, WsClient, build_frame,
-)
+from framegate_harness import OP_BINARY, OP_CLOSE, OP_TEXT, REPO_ROOT, RSV1, Process, WsClient, build_frame  # noqa: E402
+from local_cluster import LocalCluster, free_port, until  # noqa: E402
 
-WORKER_BIN = os.environ.get("FRAMEGATE_WORKER_BIN") or os.path.join(REPO_ROOT, "build", "bin", "framegate-worker")
-ADMIN_RE = re.compile(r"admin listening on [^ ]+:(\d+)")
 TOKEN = "metrics-test-token"
 TEXT_ECHOES, BINARY_ECHOES = 5, 3
 DEFLATE_OFFER = "permessage-deflate; client_max_window_bits"
 DEFLATE_BIG, DEFLATE_SMALL = 4096, 100  # above and below --deflate-threshold 1024
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def until(what: str, check, timeout: float = 15.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def http(method: str, url: str, body: bytes | None = None, headers: dict | None = None) -> tuple[int, bytes]:
@@ -72,12 +48,6 @@ def http(method: str, url: str, body: bytes | None = None, headers: dict | None 
         return 0, b""  # not listening (yet)
 
 
-def admin_port(process: Process) -> int:
-    return int(until(f"{process.name}'s admin line",
-                     lambda: next((m.group(1) for line in process.output_lines() if (m := ADMIN_RE.search(line))),
-                                  None)))
-
-
 def merged(*scrapes: dict[str, Family]) -> dict[str, str]:
     names: dict[str, str] = {}
     for s in scrapes:
@@ -88,8 +58,12 @@ def merged(*scrapes: dict[str, Family]) -> dict[str, str]:
 class LiveMetricsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = tempfile.mkdtemp(prefix="fg-metrics-")
-        cls.processes: list[Process] = []
+        cls.cluster = LocalCluster(
+            redis=True, gateway_threads=2, prefix="fg-metrics-",
+            gateway_args=["--admin", "127.0.0.1:0", "--api-token", TOKEN, "--link-ping", "0.2", "--deflate",
+                          "--deflate-threshold", "1024"],
+            workers=("w1", "w2"), worker_args=["--admin", "127.0.0.1:0"])
+        cls.tmp = cls.cluster.tmp
         try:
             cls.start_cluster()
             cls.make_traffic()
@@ -99,34 +73,14 @@ class LiveMetricsTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls) -> None:
-        for p in reversed(cls.processes):
-            p.stop()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.cluster.stop()
 
     @classmethod
     def start_cluster(cls) -> None:
-        redis_port = free_port()
-        redis = Process(["redis-server", "--port", redis_port, "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                         "no"], name="redis-server", ready_pattern="Ready to accept connections", ready_stream="stdout")
-        redis.start()
-        cls.processes.append(redis)
-        link_dir = os.path.join(cls.tmp, "links")
-        cls.gateway = GatewayProcess(
-            echo=False, threads=2,
-            extra_args=["--link-dir", link_dir, "--admin", "127.0.0.1:0", "--api-token", TOKEN, "--link-ping", "0.2",
-                        "--deflate", "--deflate-threshold", "1024"])
-        cls.gateway.start()
-        cls.processes.append(cls.gateway)
-        cls.gateway_admin = admin_port(cls.gateway)
-        cls.workers = []
-        for name in ("w1", "w2"):
-            w = Process([WORKER_BIN, "--id", name, "--link-dir", link_dir, "--redis", f"redis://127.0.0.1:{redis_port}",
-                         "--admin", "127.0.0.1:0"], name=f"framegate-worker {name}", strip_env_prefixes=("FRAMEGATE_",),
-                        ready_pattern=ADMIN_RE)
-            w.start()
-            cls.processes.append(w)
-            cls.workers.append(w)
-        cls.worker_admins = [int(w.ready_match.group(1)) for w in cls.workers]
+        cls.cluster.start()
+        cls.gateway = cls.cluster.gateway
+        cls.gateway_admin = cls.cluster.admin
+        cls.worker_admins = cls.cluster.worker_admins
         for port in cls.worker_admins:
             until("a ready worker", lambda port=port: http("GET", f"http://127.0.0.1:{port}/readyz")[0] == 200)
         until("both workers on both gateway threads", lambda: all(

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,23 +24,15 @@ sys.path.insert(0, HERE)
 
 from deflate_client import Deflate, json_text  # noqa: E402
 from exposition import scrape  # noqa: E402
-from framegate_harness import (  # noqa: E402
-    RSV1, REPO_ROOT, GatewayProcess, Process, WsClient, admin_port_of,
-)
+from framegate_harness import RSV1, WsClient  # noqa: E402
+from local_cluster import LocalCluster  # noqa: E402
 
-WORKER_BIN = os.environ.get("FRAMEGATE_WORKER_BIN") or os.path.join(REPO_ROOT, "build", "bin", "framegate-worker")
 ROOM = "z"
 WIDE_OFFER = "permessage-deflate; client_max_window_bits"
 NARROW_OFFER = "permessage-deflate; server_max_window_bits=9; client_max_window_bits"
 BIG = 2048  # above --deflate-threshold and --publish-deflate-threshold (1024), above a 9-bit window (512)
 SMALL = 200
 PUBLISHES = 4
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Member:
@@ -68,11 +57,14 @@ class Member:
 class PublishDeflateTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = tempfile.mkdtemp(prefix="fg-publish-deflate-")
-        cls.processes: list[Process] = []
+        cls.cluster = LocalCluster(redis=True, gateway_threads=2, prefix="fg-publish-deflate-",
+                                   gateway_args=["--admin", "127.0.0.1:0", "--deflate", "--deflate-threshold", "1024"],
+                                   workers=("w1", "w2"), worker_args=["--admin", "127.0.0.1:0", "--publish-deflate"])
         cls.members: dict[str, list[Member]] = {}
         try:
-            cls.start_cluster()
+            cls.cluster.start()
+            cls.gateway_admin = cls.cluster.admin
+            cls.worker_admins = cls.cluster.worker_admins
             cls.join_members()
         except BaseException:
             cls.tearDownClass()
@@ -83,37 +75,11 @@ class PublishDeflateTest(unittest.TestCase):
         for group in cls.members.values():
             for m in group:
                 m.client.close()
-        for p in reversed(cls.processes):
-            p.stop()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    @classmethod
-    def start_cluster(cls) -> None:
-        redis_port = free_port()
-        redis = Process(["redis-server", "--port", redis_port, "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                         "no"], name="redis-server", ready_pattern="Ready to accept connections", ready_stream="stdout")
-        redis.start()
-        cls.processes.append(redis)
-        link_dir = os.path.join(cls.tmp, "links")
-        cls.gateway = GatewayProcess(echo=False, threads=2,
-                                     extra_args=["--link-dir", link_dir, "--admin", "127.0.0.1:0", "--deflate",
-                                                 "--deflate-threshold", "1024"])
-        cls.gateway.start()
-        cls.processes.append(cls.gateway)
-        cls.gateway_admin = admin_port_of(cls.gateway)
-        cls.worker_admins = []
-        for name in ("w1", "w2"):
-            w = Process([WORKER_BIN, "--id", name, "--link-dir", link_dir, "--redis", f"redis://127.0.0.1:{redis_port}",
-                         "--admin", "127.0.0.1:0", "--publish-deflate"],
-                        name=f"framegate-worker {name}", strip_env_prefixes=("FRAMEGATE_",),
-                        ready_pattern="registered with gateway")
-            w.start()
-            cls.processes.append(w)
-            cls.worker_admins.append(admin_port_of(w))
+        cls.cluster.stop()
 
     @classmethod
     def join_members(cls) -> None:
-        port = cls.gateway.port
+        port = cls.cluster.port
         # Enough wide members that both workers and both gateway threads hold some.
         cls.members = {
             "wide": [Member(port, WIDE_OFFER) for _ in range(6)],

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,11 +20,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, HERE)
 
 from exposition import scrape  # noqa: E402
-from framegate_harness import (  # noqa: E402
-    OP_TEXT, REPO_ROOT, GatewayProcess, Process, WsClient, admin_port_of, build_frame,
-)
+from framegate_harness import OP_TEXT, WsClient, build_frame  # noqa: E402
+from local_cluster import LocalCluster  # noqa: E402
 
-WORKER_BIN = os.environ.get("FRAMEGATE_WORKER_BIN") or os.path.join(REPO_ROOT, "build", "bin", "framegate-worker")
 MEMBERS = 3
 BURST = 30
 
@@ -34,8 +30,7 @@ BURST = 30
 class WriteBatchingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = tempfile.mkdtemp(prefix="fg-batching-")
-        cls.processes: list[Process] = []
+        cls.cluster = LocalCluster(gateway_args=["--admin", "127.0.0.1:0"], prefix="fg-batching-")
         cls.members: list[WsClient] = []
         try:
             cls.start_cluster()
@@ -47,25 +42,14 @@ class WriteBatchingTest(unittest.TestCase):
     def tearDownClass(cls) -> None:
         for m in cls.members:
             m.close()
-        for p in reversed(cls.processes):
-            p.stop()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.cluster.stop()
 
     @classmethod
     def start_cluster(cls) -> None:
-        link_dir = os.path.join(cls.tmp, "links")
-        cls.gateway = GatewayProcess(echo=False, threads=1,
-                                     extra_args=["--link-dir", link_dir, "--admin", "127.0.0.1:0"])
-        cls.gateway.start()
-        cls.processes.append(cls.gateway)
-        cls.admin = admin_port_of(cls.gateway)
-        # Ready once the gateway's Welcome came back: the gateway routes to it.
-        worker = Process([WORKER_BIN, "--id", "w1", "--link-dir", link_dir], name="framegate-worker w1",
-                         strip_env_prefixes=("FRAMEGATE_",), ready_pattern="registered with gateway")
-        worker.start()
-        cls.processes.append(worker)
+        cls.cluster.start()
+        cls.admin = cls.cluster.admin
         for _ in range(MEMBERS):
-            c = WsClient("127.0.0.1", cls.gateway.port)
+            c = WsClient("127.0.0.1", cls.cluster.port)
             c.connect()
             c.handshake("/rooms")
             cls.members.append(c)
