@@ -18,6 +18,7 @@ OLD=${1:?old gateway binary}
 NEW=${2:?new gateway binary}
 ECHO_PATH=${ECHO_PATH:-gateway}
 PAIRS=${PAIRS:-3}
+[[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || { echo "PAIRS must be a positive number (got '$PAIRS')" >&2; exit 2; }
 case "$ECHO_PATH" in
   gateway | workers) ;;
   *) echo "ECHO_PATH must be gateway or workers (got '$ECHO_PATH')" >&2; exit 2 ;;

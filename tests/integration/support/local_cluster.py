@@ -44,14 +44,13 @@ def until(what: str, check: Callable[[], T], timeout: float = 15.0) -> T:
         time.sleep(0.05)
 
 
-def start_redis(port: int | None = None) -> Process:
-    """A throw-away redis-server on 127.0.0.1: no persistence."""
-    port = port or free_port()
+def start_redis() -> tuple[Process, int]:
+    """A throw-away redis-server on a free 127.0.0.1 port, no persistence: (process, port)."""
+    port = free_port()
     redis = Process(["redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
                     name="redis-server", ready_pattern="Ready to accept connections", ready_stream="stdout")
     redis.start()
-    redis.port = port  # type: ignore[attr-defined]
-    return redis
+    return redis, port
 
 
 class LocalCluster:
@@ -74,6 +73,7 @@ class LocalCluster:
         self.link_dir = os.path.join(self.tmp, "links")
         self.processes: list[Process] = []
         self.redis: Process | None = None
+        self.redis_port: int | None = None
         self.gateway: GatewayProcess | None = None
         self.workers: list[Process] = []
         self.admin: int | None = None
@@ -81,9 +81,9 @@ class LocalCluster:
 
     @property
     def redis_url(self) -> str:
-        if self.redis is None:
+        if self.redis_port is None:
             raise RuntimeError("this cluster runs without Redis")
-        return f"redis://127.0.0.1:{self.redis.port}"  # type: ignore[attr-defined]
+        return f"redis://127.0.0.1:{self.redis_port}"
 
     @property
     def port(self) -> int:
@@ -94,7 +94,7 @@ class LocalCluster:
     def start(self) -> "LocalCluster":
         try:
             if self.redis_enabled:
-                self.redis = start_redis()
+                self.redis, self.redis_port = start_redis()
                 self.processes.append(self.redis)
             self.gateway = GatewayProcess(echo=False, threads=self.gateway_threads,
                                           extra_args=["--link-dir", self.link_dir, *self.gateway_args])
