@@ -126,10 +126,19 @@ stop_redis() {
   REDIS_PID=""
 }
 
+# BACKGROUND_PIDS: a script's own helpers (load generators, samplers) that
+# run beside the server; stopped before it.
+BACKGROUND_PIDS=()
+stop_background() {
+  local pid
+  for pid in "${BACKGROUND_PIDS[@]}"; do stop_pid "$pid" "background process"; done
+  BACKGROUND_PIDS=()
+}
+
 # The scripts that run one server (and Redis) at a time: whatever still runs
 # is stopped, and WORK removed, however the script ends.
 stop_all_on_exit() {
-  trap 'stop_server; stop_redis; rm -rf "$WORK"' EXIT
+  trap 'stop_background; stop_server; stop_redis; rm -rf "$WORK"' EXIT
   trap 'exit 130' INT TERM
 }
 
