@@ -10,21 +10,19 @@
 #   bench/ab_up_threads.sh     # env: THREADS_A (1), THREADS_B (2), WORKERS (2), ROUNDS (3),
 #                              #      WORKLOADS ("rate50k window64 1room-1m"), BUILD_DIR
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOG_TAG=ab_up_threads
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 BIN=${BUILD_DIR:-$ROOT/build}/bin
+FRAMEGATE=$BIN/framegate
 THREADS_A=${THREADS_A:-1}
 THREADS_B=${THREADS_B:-2}
 WORKERS=${WORKERS:-2}
 ROUNDS=${ROUNDS:-3}
 WORKLOADS=${WORKLOADS:-rate50k window64 1room-1m}
 WORK=$(mktemp -d /tmp/ab-up-threads.XXXXXX)
-UP_PID=""
-cleanup() {
-  [[ -n "$UP_PID" ]] && kill -INT "$UP_PID" 2>/dev/null && wait "$UP_PID" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+REDIS_PID="" SERVER_PID=""
+stop_all_on_exit
 
 load_args() { # WORKLOAD PORT
   case "$1" in
@@ -39,17 +37,12 @@ load_args() { # WORKLOAD PORT
 }
 
 run() { # THREADS WORKLOAD
-  local threads=$1 wl=$2 port
-  port=$(free_port)
-  rm -rf "$WORK/run"
-  : >"$WORK/up.log"
-  "$BIN/framegate" up --listen "127.0.0.1:$port" --workers "$WORKERS" --threads "$threads" --admin off \
-    --worker-admin off --run-dir "$WORK/run" >"$WORK/up.log" 2>&1 &
-  UP_PID=$!
-  for _ in $(seq 100); do grep -q "ready" "$WORK/up.log" && break; sleep 0.1; done
-  sleep 2
+  local threads=$1 wl=$2
+  start_redis
+  GATEWAY_THREADS=$threads start_rooms_server framegate
+  wait_cluster_ready "$WORK/server.log"
   # shellcheck disable=SC2046
-  "$BIN/framegate-loadgen" $(load_args "$wl" "$port") --no-progress --json "$WORK/out.json" >"$WORK/loadgen.txt" 2>&1 ||
+  "$BIN/framegate-loadgen" $(load_args "$wl" "$PORT") --no-progress --json "$WORK/out.json" >"$WORK/loadgen.txt" 2>&1 ||
     { cat "$WORK/loadgen.txt" >&2; exit 1; }
   python3 - "$WORK/out.json" "threads=$threads $wl" <<'PY'
 import json, sys
@@ -63,9 +56,8 @@ else:  # rooms: the load generator's own
 print(f"{sys.argv[2]:>20}: {rate:9.0f} msg/s  p50 {lat.get('p50', 0):7.3f} ms  p99 {lat.get('p99', 0):7.2f} ms"
       f"  {cpu} of a core")
 PY
-  kill -INT "$UP_PID"
-  wait "$UP_PID" 2>/dev/null || true
-  UP_PID=""
+  stop_server "framegate up"
+  stop_redis
   sleep 1
 }
 

@@ -229,14 +229,15 @@ start_rooms_server() {
   : >"$WORK/server.log"  # before the start: wait_listening must not find the last run's line
   case "$kind" in
     framegate)
-      # The gateway's admin listener on a free port (its default 9090 could
-      # be taken): gateway_write_counters reads /metrics there.
+      # The admin listeners on free ports (the defaults, 9090 and 9091 on,
+      # could be taken by another cluster): gateway_write_counters reads the
+      # gateway's /metrics.
       # GATEWAY_THREADS reaches the gateway as framegate up's --threads (by
       # FRAMEGATE_THREADS); unset, 0: one per core, as in every run recorded
       # before framegate up's own default became half the cores.
       GATEWAY_ADMIN="127.0.0.1:$(free_port)"
       FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" \
-        --admin "$GATEWAY_ADMIN" --log-level info "$@" >"$WORK/server.log" 2>&1 &
+        --admin "$GATEWAY_ADMIN" --worker-admin 127.0.0.1:0 --log-level info "$@" >"$WORK/server.log" 2>&1 &
       SERVER_PID=$!
       wait_listening "$WORK/server.log" 'gateway listening on ws://[0-9.]+:[0-9]+/?'
       add_supervisor_probes "$SERVER_PID" "$WORKERS" ""
@@ -268,6 +269,20 @@ start_rooms_server() {
       PROBES+=("--probe-pid" "server=$SERVER_PID")
       ;;
   esac
+}
+
+# wait_cluster_ready LOG: after start_rooms_server framegate, waits (10 s at
+# most) until each of the WORKERS workers has said in LOG that it registered
+# with the gateway, then 2 s more for the links' first turns.
+wait_cluster_ready() {
+  local i n=0
+  for ((i = 0; i < 100; ++i)); do
+    n=$(grep -c "registered with gateway" "$1" || true)
+    ((n >= WORKERS)) && break
+    sleep 0.1
+  done
+  ((n >= WORKERS)) || { tail -20 "$1" >&2; die "$n of $WORKERS workers registered within 10 s"; }
+  sleep 2
 }
 
 # gateway_write_counters ADMIN: the framegate gateway's client-write

@@ -88,6 +88,7 @@ stop_all_on_exit
 wait_quiet
 start_redis
 start_rooms_server framegate "${EXTRA[@]}"
+wait_cluster_ready "$WORK/server.log"
 echo "[run_soak] cluster on port $PORT (supervisor pid $SERVER_PID, redis pid $REDIS_PID, load $LOAD_BEFORE)" >&2
 
 # The sampler watches every process the cluster started (the PROBES pairs)
