@@ -34,6 +34,11 @@
 #   GATEWAY_THREADS        the gateway's I/O threads (default 1)
 #   FRAMEGATE_ARGS         more arguments for `framegate up`, space-separated
 #                          (e.g. "--idle-ping 5" for more heartbeats)
+#   DEFLATE                1: the gateway accepts permessage-deflate (--deflate; add
+#                          e.g. "--deflate-takeover both" in FRAMEGATE_ARGS for zlib
+#                          state per connection), every load but the churn offers it,
+#                          and room messages are padded to ~1.2 KiB so that they are
+#                          compressed (default 0)
 #   RESULTS_DIR            where soak-<date>[-runN].json and .png go (default bench/results)
 #   QUIET_WAIT             seconds to wait for a 1-minute load average below 1.0 first
 #                          (default 120; 0 with --quick)
@@ -53,7 +58,7 @@ LOADGEN=$(bin_beside "${FRAMEGATE_LOADGEN_BIN:-}" "$FRAMEGATE" framegate-loadgen
 WORKERS=${WORKERS:-2}
 GATEWAY_THREADS=${GATEWAY_THREADS:-1}
 
-parse_bench_args 44 "$@"
+parse_bench_args 50 "$@"
 if ((QUICK)); then
   DURATION=${DURATION:-40} IDLE_N=${IDLE_N:-2000} SETTLE=${SETTLE:-15} SAMPLE_S=${SAMPLE_S:-2}
   CHURN_EVERY=${CHURN_EVERY:-10} CHURN_S=${CHURN_S:-3}
@@ -76,6 +81,13 @@ command -v redis-server >/dev/null || die "redis-server is required"
 command -v python3 >/dev/null || die "python3 is required for the sampler and the report"
 declare -a EXTRA=()
 read -r -a EXTRA <<<"${FRAMEGATE_ARGS:-}"
+DEFLATE=${DEFLATE:-0}
+declare -a LOAD_DEFLATE=() ROOMS_PAD=()
+case "$DEFLATE" in
+  0) ;;
+  1) EXTRA+=(--deflate) LOAD_DEFLATE=(--deflate) ROOMS_PAD=(--publish-size 1200) ;;
+  *) die "DEFLATE must be 0 or 1 (got '$DEFLATE')" ;;
+esac
 
 # The gateway and the idle load generator hold IDLE_N descriptors and more.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -85,6 +97,8 @@ REDIS_PID="" SERVER_PID=""
 declare -a PROBES=() LOAD_PIDS=() LOAD_NAMES=()
 stop_all_on_exit
 
+# The commit at the start: the one whose binaries this soak measures.
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 wait_quiet
 start_redis
 start_rooms_server framegate "${EXTRA[@]}"
@@ -110,7 +124,7 @@ START=$(date +%s)
 start_load() {  # start_load NAME ARGS...
   local name=$1
   shift
-  "$LOADGEN" "$@" --json "$WORK/$name.json" --no-progress >"$WORK/$name.txt" 2>"$WORK/$name.err" &
+  "$LOADGEN" "$@" "${LOAD_DEFLATE[@]}" --json "$WORK/$name.json" --no-progress >"$WORK/$name.txt" 2>"$WORK/$name.err" &
   LOAD_PIDS+=("$!")
   LOAD_NAMES+=("$name")
   BACKGROUND_PIDS+=("$!")
@@ -121,7 +135,7 @@ wait_loadgen_ready "$WORK/idle.err" "${LOAD_PIDS[0]}"
 echo "[run_soak] $IDLE_N idle connections open after $(($(date +%s) - START)) s; the other loads start" >&2
 LOAD_START=$(date +%s)
 start_load rooms --url "$URL/rooms" --mode rooms --rooms 10 --members 1000 --publishers 10 --publish-rate 10 \
-  --duration "$((DURATION - 3))" --join-settle 1 --drain 2 --drain-max 10 --source-ips 127.0.0.6
+  "${ROOMS_PAD[@]}" --duration "$((DURATION - 3))" --join-settle 1 --drain 2 --drain-max 10 --source-ips 127.0.0.6
 start_load echo --url "$URL/echo" --mode rate --connections 100 --size 4096 --rate-per-conn-ms 100 \
   --duration "$((DURATION - 1))" --source-ips 127.0.0.7
 CHURNS=0
@@ -154,6 +168,6 @@ BACKGROUND_PIDS=()  # all reaped
 out=$(results_file soak)
 python3 "$BENCH/soak_report.py" --work "$WORK" --settle "$SETTLE" --load-start "$LOAD_START" --duration "$DURATION" \
   --idle "$IDLE_N" --churns "$CHURNS" --workers "$WORKERS" --gateway-threads "$GATEWAY_THREADS" \
-  --framegate-args "${FRAMEGATE_ARGS:-}" --json "$out" --plot "${out%.json}.png" || status=1
+  --framegate-args "${EXTRA[*]}" --commit "$COMMIT" --json "$out" --plot "${out%.json}.png" || status=1
 echo "[run_soak] results: $out" >&2
 exit "$status"

@@ -12,7 +12,6 @@ import glob
 import json
 import os
 import platform
-import subprocess
 import sys
 
 from report_lib import row, rule, utc_now
@@ -104,14 +103,6 @@ def load_summaries(work):
     return {"idle": idle, "rooms": rooms, "echo": echo, "churn": churns}, lines, handshakes
 
 
-def git_commit():
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=os.path.dirname(os.path.abspath(__file__)), check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def fmt_mib(kib):
     return "-" if kib is None else f"{kib / 1024:.1f}"
 
@@ -151,6 +142,7 @@ def main():
     ap.add_argument("--workers", type=int, required=True)
     ap.add_argument("--gateway-threads", type=int, required=True)
     ap.add_argument("--framegate-args", default="")
+    ap.add_argument("--commit", default=None, help="the commit the soak's binaries were built from")
     ap.add_argument("--json", required=True)
     ap.add_argument("--plot")
     args = ap.parse_args()
@@ -201,7 +193,7 @@ def main():
         print(f"\n**{p}**")
 
     result = {
-        "meta": {"date": utc_now(), "commit": git_commit(), "command": "bench/run_soak.sh",
+        "meta": {"date": utc_now(), "commit": args.commit, "command": "bench/run_soak.sh",
                  "machine": {"cores": os.cpu_count(), "kernel": platform.release()},
                  "duration_s": args.duration, "settle_s": args.settle, "idle_connections": args.idle,
                  "storms": args.churns, "workers": args.workers, "gateway_threads": args.gateway_threads,
