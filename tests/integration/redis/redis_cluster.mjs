@@ -202,9 +202,16 @@ export class RedisCluster {
     let last = 'no answer';
     const done = () => {
       const live = this.livePorts;
-      const states = live.map((p) => `${p}:${this.cli(p, 'CLUSTER', 'INFO').match(/cluster_state:(\w+)/)?.[1]}`);
-      last = states.join(' ');
-      if (!states.every((s) => s.endsWith(':ok'))) return false;
+      const infos = live.map((p) => [p, this.cli(p, 'CLUSTER', 'INFO')]);
+      last = infos.map(([p, info]) => `${p}:${info.match(/cluster_state:(\w+)/)?.[1]}`).join(' ');
+      const failing = infos.find(([, info]) => !info.includes('cluster_state:ok'));
+      if (failing) {
+        // Why it says fail, should it stay so: its slot counts and its own view.
+        const [p, info] = failing;
+        last += `; ${p}: ${(info.match(/cluster_slots_\w+:\d+/g) ?? []).join(' ')}; its CLUSTER NODES:\n`
+          + this.cli(p, 'CLUSTER', 'NODES');
+        return false;
+      }
       const views = live.map((p) => JSON.stringify(this.shards(p)));
       last = views.join(' vs ');
       if (!views.every((v) => v === views[0])) return false;

@@ -1,8 +1,8 @@
 // The Redis Cluster harness itself (redis_cluster.mjs), against real
-// redis-server nodes: every slot served, a slot moved by hand (keys and
-// shard subscribers included) and by redis-cli --cluster reshard, a killed
-// primary replaced by its replica and rejoining as one, nothing left after
-// dispose(). The worker's sharded pub/sub tests rely on each of these.
+// redis-server nodes: every slot served, a killed primary replaced by its
+// replica and rejoining as one, a slot moved by hand (keys and shard
+// subscribers included) and by redis-cli --cluster reshard, nothing left
+// after dispose(). The worker's sharded pub/sub tests rely on each of these.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -40,6 +40,28 @@ test('a 3+3 Redis Cluster: slots, moves, failover, dispose', async (t) => {
       for (const slot of [0, 5460, 5461, 16383]) assert.ok(cluster.primaryForSlot(slot));
     });
 
+    // Before any slot moves: redis-server 7.0 (Debian 12 ships 7.0.15) can
+    // leave a replica with a slot of its primary's marked "not claimed by
+    // its owner" after a reshard into that primary (a stale message races
+    // the primary's own). Promoted, the replica keeps the mark, and the old
+    // primary coming back with its older claim takes the slot and drops it
+    // on turning replica: the new primary says cluster_state:fail for good
+    // (redis/redis#12564, fixed in 7.2.4). 1 run in 20-80 failed so here.
+    await t.test('a killed primary is replaced by its replica and rejoins as a replica', async () => {
+      const victim = cluster.primaryForSlot(0);
+      const started = Date.now();
+      await cluster.killNode(victim);
+      const successor = await cluster.waitForFailover(victim);
+      t.diagnostic(`failover after ${Date.now() - started} ms`);
+      assert.notEqual(successor, victim);
+      assert.equal(cluster.primaryForSlot(0), successor);
+      assert.equal(cluster.nodes.find((n) => n.port === successor).role, 'primary');
+
+      await cluster.restartNode(victim);
+      assert.equal(cluster.nodes.find((n) => n.port === victim).role, 'replica');
+      assert.equal(cluster.primaryForSlot(0), successor);
+    });
+
     await t.test('moveSlot moves the keys, and the slot\'s subscribers are told sunsubscribe', async () => {
       const channel = 'framegate:room:moved';
       const slot = cluster.slotOf(channel);
@@ -66,21 +88,6 @@ test('a 3+3 Redis Cluster: slots, moves, failover, dispose', async (t) => {
       const gained = await cluster.reshard(a, b, 5);
       assert.equal(gained.length, 5);
       for (const slot of gained) assert.equal(cluster.primaryForSlot(slot), b);
-    });
-
-    await t.test('a killed primary is replaced by its replica and rejoins as a replica', async () => {
-      const victim = cluster.primaryForSlot(0);
-      const started = Date.now();
-      await cluster.killNode(victim);
-      const successor = await cluster.waitForFailover(victim);
-      t.diagnostic(`failover after ${Date.now() - started} ms`);
-      assert.notEqual(successor, victim);
-      assert.equal(cluster.primaryForSlot(0), successor);
-      assert.equal(cluster.nodes.find((n) => n.port === successor).role, 'primary');
-
-      await cluster.restartNode(victim);
-      assert.equal(cluster.nodes.find((n) => n.port === victim).role, 'replica');
-      assert.equal(cluster.primaryForSlot(0), successor);
     });
   } finally {
     sub?.proc.kill();
