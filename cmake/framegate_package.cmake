@@ -16,6 +16,11 @@ install(FILES ${PROJECT_BINARY_DIR}/framegateConfig.cmake ${PROJECT_BINARY_DIR}/
         DESTINATION ${FRAMEGATE_CMAKE_DIR} COMPONENT sdk)
 # Relocatable: the prefix is found from the file's own place (${pcfiledir}).
 file(RELATIVE_PATH FRAMEGATE_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+# A sanitized build's library needs its sanitizers' runtimes at link time.
+set(FRAMEGATE_PC_SANITIZER_LIBS "")
+foreach(option IN LISTS FRAMEGATE_SANITIZER_LINK_OPTIONS)
+  string(APPEND FRAMEGATE_PC_SANITIZER_LIBS " ${option}")
+endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/framegate.pc.in ${PROJECT_BINARY_DIR}/framegate.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/framegate.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT sdk)
 

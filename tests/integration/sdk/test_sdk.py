@@ -31,14 +31,25 @@ STOP_TIMEOUT = 15
 run = functools.partial(run_checked, timeout=BUILD_TIMEOUT)
 
 
+def build_setting(name):
+    """A CMAKE_* entry of framegate's build cache, or None when empty."""
+    with open(os.path.join(BUILD_DIR, "CMakeCache.txt"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return line.strip().split("=", 1)[1] or None
+    return None
+
+
 def compiler_launcher():
     """ccache when the build used it, so a rerun compiles nothing."""
-    cache = os.path.join(BUILD_DIR, "CMakeCache.txt")
-    with open(cache, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("CMAKE_CXX_COMPILER_LAUNCHER:") and line.strip().split("=", 1)[1]:
-                return line.strip().split("=", 1)[1]
-    return None
+    return build_setting("CMAKE_CXX_COMPILER_LAUNCHER")
+
+
+def compiler():
+    """The compiler framegate was built with: a user builds an app with the
+    toolchain of the library, and a sanitized library (clang's ASan in CI)
+    links only with that compiler's sanitizer runtimes."""
+    return build_setting("CMAKE_CXX_COMPILER") or "c++"
 
 
 class InstalledSdkTest(unittest.TestCase):
@@ -55,7 +66,7 @@ class InstalledSdkTest(unittest.TestCase):
     def build_example(self):
         build = os.path.join(self.tmp, "hello-build")
         cmd = ["cmake", "-S", EXAMPLE_DIR, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-               f"-DCMAKE_PREFIX_PATH={self.prefix}"]
+               f"-DCMAKE_PREFIX_PATH={self.prefix}", f"-DCMAKE_CXX_COMPILER={compiler()}"]
         launcher = compiler_launcher()
         if launcher:
             cmd.append(f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}")
@@ -87,8 +98,8 @@ class InstalledSdkTest(unittest.TestCase):
         self.assertIn("-lframegate_worker", flags)
         # The same example, compiled with the pkg-config flags alone.
         exe = os.path.join(self.tmp, "hello-pc")
-        compiler = [c for c in [compiler_launcher(), "g++"] if c]
-        run([*compiler, "-O1", "-o", exe, os.path.join(EXAMPLE_DIR, "main.cpp"), *flags])
+        command = [c for c in [compiler_launcher(), compiler()] if c]
+        run([*command, "-O1", "-o", exe, os.path.join(EXAMPLE_DIR, "main.cpp"), *flags])
         out = run([exe, "--help"])
         self.assertIn("--link-dir", out)
 
