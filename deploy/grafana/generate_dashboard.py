@@ -324,10 +324,12 @@ ROWS = [
               "ops answered per second.",
               [total(f"{WK}presence_connections", legend="connections present"),
                rate(f"{WK}presence_reads_total", legend="presence reads")]),
-        Panel("Redis Cluster", "With --redis-cluster: primaries each worker is connected to, and per second the "
+        Panel("Redis Cluster", "With --redis-cluster: primaries each worker is connected to, slots without a "
+              "primary in its slot map (above 0: the rooms of those slots wait for a shard), and per second the "
               "slot maps read, the redirections (MOVED, ASK, TRYAGAIN, CLUSTERDOWN: the map was out of date) and "
               "the room subscriptions moved to another shard (a slot migrated, a primary failed over).",
               [total(f"{WK}redis_cluster_shards", "instance", "shards {{instance}}"),
+               total(f"{WK}redis_cluster_slots_unmapped", "instance", "slots unmapped {{instance}}"),
                rate(f"{WK}redis_cluster_map_refreshes_total", legend="maps read"),
                rate(f"{WK}redis_cluster_redirects_total", legend="redirects"),
                rate(f"{WK}redis_cluster_rooms_moved_total", legend="rooms moved")]),

@@ -160,9 +160,14 @@ void redis_cluster_broker::on_shards_reply(const redisReply* r) {
   }
   refresh_wanted_ = false;
   apply(std::move(*parsed.map));
+  // One node's view can lack slots that the others map (a node cut off
+  // from the rest, or redis-server 7.0 losing a slot after a failover:
+  // docs/DEPLOY.md); asking it again would return the same hole for good.
+  // The next read, at the usual pace while degraded, asks another node.
+  if (!map_->complete()) next_topology_node(next_read::at_next_tick);
 }
 
-void redis_cluster_broker::next_topology_node() {
+void redis_cluster_broker::next_topology_node(next_read when) {
   refresh_sent_ = false;
   refresh_wanted_ = true;
   // The seeds, then every node the last map named (replicas too: after a
@@ -183,20 +188,22 @@ void redis_cluster_broker::next_topology_node() {
                                [&](const redis_endpoint& c) { return address_of(c) == current; });
   candidate_ =
       at == candidates_.end() ? 0 : (static_cast<std::size_t>(at - candidates_.begin()) + 1) % candidates_.size();
+  // The only node there is: read it again on the connection we have.
+  if (when == next_read::at_next_tick && address_of(candidates_[candidate_]) == current) return;
   ++topology_generation_;
   // This may run inside the old connection's callback: replaced later.
-  asio::post(io_, [this, alive = std::weak_ptr<int>(alive_)] {
+  asio::post(io_, [this, when, alive = std::weak_ptr<int>(alive_)] {
     if (alive.expired() || stopped_) return;
-    connect_topology();
+    connect_topology(when);
   });
 }
 
-void redis_cluster_broker::connect_topology() {
+void redis_cluster_broker::connect_topology(next_read when) {
   redis_connection::listener& me = *this;
   topology_ = std::make_unique<redis_connection>(io_, candidates_[candidate_], "topology", options_.shard.connection,
                                                  me, log_, std::random_device{}());
   topology_->start();
-  refresh();
+  if (when == next_read::now) refresh();  // else tick() asks (refresh_wanted_)
 }
 
 void redis_cluster_broker::on_ready(redis_connection&) {
@@ -448,6 +455,7 @@ broker_report redis_cluster_broker::report() const {
   }
   r.cluster_shards = shards_.size();
   r.cluster_map_refreshes = refreshes_;
+  r.cluster_slots_unmapped = map_ ? cluster_slot_count - map_->assigned_slots() : cluster_slot_count;
   r.cluster_redirects = s.redirects;
   r.cluster_rooms_moved = moved_;
   r.publish_ns = &publish_ns_;

@@ -118,6 +118,10 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
             static_cast<double>(b.cluster_shards));
   out.counter("framegate_worker_redis_cluster_map_refreshes_total", "Redis Cluster slot maps read (CLUSTER SHARDS).",
               static_cast<double>(b.cluster_map_refreshes));
+  out.gauge("framegate_worker_redis_cluster_slots_unmapped",
+            "Redis Cluster slots without a primary in the slot map this worker uses (0 when complete, and "
+            "without --redis-cluster).",
+            static_cast<double>(b.cluster_slots_unmapped));
   out.counter("framegate_worker_redis_cluster_redirects_total",
               "Redis Cluster answers MOVED, ASK, TRYAGAIN or CLUSTERDOWN (the slot map was out of date).",
               static_cast<double>(b.cluster_redirects));

@@ -53,6 +53,7 @@ struct broker_report {
   // Redis Cluster only (zero otherwise).
   std::uint64_t cluster_shards = 0;                // gauge: primaries this worker is connected to (or trying)
   std::uint64_t cluster_map_refreshes = 0;         // slot maps read
+  std::uint64_t cluster_slots_unmapped = 0;        // gauge: slots without a primary in the map in use
   std::uint64_t cluster_redirects = 0;             // MOVED, ASK, TRYAGAIN, CLUSTERDOWN answers
   std::uint64_t cluster_rooms_moved = 0;           // subscriptions moved to another shard
   std::uint64_t rooms = 0;                         // gauge: rooms with local members

@@ -1,8 +1,9 @@
 // The Redis Cluster broker against a real one-node cluster (every slot on
 // one redis-server started with --cluster-enabled): sharded channels and
 // subscriptions, every message once and in order (large ones too, read in
-// pieces by the reply sink), and publishes the cluster refuses while a
-// slot has no owner (CLUSTERDOWN) sent again, in order, once it has one.
+// pieces by the reply sink), publishes the cluster refuses while a slot
+// has no owner (CLUSTERDOWN) sent again, in order, once it has one, and a
+// seed whose map lacks a slot left for one whose map is whole.
 // Slot moves and failovers between nodes: tests/integration/redis.
 #include "worker/broker/redis_cluster_broker.hpp"
 
@@ -59,10 +60,11 @@ class RedisClusterBroker : public ::testing::Test {
     return true;
   }
 
-  member& add_member() {
+  // Seeds: "127.0.0.1:PORT,..."; the cluster's node by default.
+  member& add_member(const std::string& seeds = {}) {
     auto m = std::make_unique<member>();
     redis_cluster_options o;
-    o.seeds = parse_cluster_seeds("127.0.0.1:" + std::to_string(server_.port()), std::nullopt);
+    o.seeds = parse_cluster_seeds(seeds.empty() ? "127.0.0.1:" + std::to_string(server_.port()) : seeds, std::nullopt);
     o.shard.connection.backoff_min = 20ms;
     o.shard.connection.backoff_max = 200ms;
     o.refresh_retry = 50ms;
@@ -168,6 +170,40 @@ TEST_F(RedisClusterBroker, PublishesRefusedWhileTheSlotHasNoOwnerAreSentAgainInO
   const broker_report r = a.broker->report();
   EXPECT_EQ(r.dropped, 0u);
   EXPECT_GE(r.cluster_redirects, 1u);
+}
+
+TEST_F(RedisClusterBroker, ASeedWhoseMapLacksASlotIsLeftForTheNextNode) {
+  // The first seed's own view lacks slot 16383 for good (as a node cut
+  // off from the others, or one that lost a slot to redis-server 7.0's
+  // bug, would say); reading it again and again would leave the rooms of
+  // that slot without a shard. The second seed maps every slot.
+  fg::test::scoped_temp_dir partial_dir{"fg-cluster-partial"};
+  fg::test::redis_server partial{fg::test::redis_server::cluster_node_tag{}};
+  const std::string dir = partial_dir.path().native();
+  ASSERT_TRUE(partial.start({"--cluster-enabled", "yes", "--cluster-config-file", dir + "/nodes.conf", "--dir", dir}));
+  ASSERT_EQ(partial.command({"CLUSTER", "ADDSLOTSRANGE", "0", "16382"}), "OK");
+
+  member& a =
+      add_member("127.0.0.1:" + std::to_string(partial.port()) + ",127.0.0.1:" + std::to_string(server_.port()));
+  ASSERT_TRUE(run_until([&] { return a.broker->report().up; }))
+      << a.broker->report().cluster_slots_unmapped << " slots unmapped";
+  broker_report r = a.broker->report();
+  EXPECT_EQ(r.cluster_slots_unmapped, 0u);
+  EXPECT_GE(r.cluster_map_refreshes, 2u);  // the partial map, then the whole one
+  // The whole map stays: later reads ask the node that gave it.
+  io_.restart();
+  io_.run_for(300ms);
+  EXPECT_EQ(a.broker->report().cluster_slots_unmapped, 0u);
+
+  // A room in the slot the first seed lacks works.
+  std::string room = "r0";
+  for (int i = 1; key_hash_slot("framegate:{room:" + room + "}") != 16383; ++i) room = "r" + std::to_string(i);
+  a.broker->subscribe(room);
+  ASSERT_TRUE(subscribed(room, 1));
+  a.broker->publish(room, "whole");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1; }));
+  EXPECT_EQ(a.got, (std::vector<std::string>{room + " whole"}));
+  partial.kill();
 }
 
 }  // namespace
