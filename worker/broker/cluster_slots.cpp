@@ -167,8 +167,14 @@ std::string read_shard(const redisReply& r, slot_map& map) {
   }
   // Without a healthy primary nobody serves the slots: they stay unassigned.
   if (ranges->empty() || !shard) {
-    for (const redisReply* s : *ranges)
-      if (!number_of(*s, max_slot)) return "a slot is not a number in 0..16383";
+    std::size_t unserved = 0;
+    for (std::size_t i = 0; i < ranges->size(); i += 2) {
+      const auto first = number_of(*(*ranges)[i], max_slot);
+      const auto last = number_of(*(*ranges)[i + 1], max_slot);
+      if (!first || !last) return "a slot is not a number in 0..16383";
+      if (*first <= *last) unserved += *last - *first + 1;
+    }
+    map.add_unserved(unserved);
     return {};
   }
   shard->replicas = std::move(replicas);

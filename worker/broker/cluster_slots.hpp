@@ -82,6 +82,15 @@ class slot_map {
   // Every slot has an owner.
   [[nodiscard]] bool complete() const noexcept { return assigned_ == cluster_slot_count; }
 
+  // Slots a shard claims though it has no healthy primary (a failover under
+  // way): unassigned, but the node that answered knows who holds them.
+  void add_unserved(std::size_t slots) noexcept { unserved_ += slots; }
+  // Slots nobody claims in this map: the answering node knows no holder
+  // (another node may: a node cut off, or one that lost a slot).
+  [[nodiscard]] std::size_t unclaimed_slots() const noexcept {
+    return assigned_ + unserved_ >= cluster_slot_count ? 0 : cluster_slot_count - assigned_ - unserved_;
+  }
+
   // Both maps send `slot` to a primary at the same address, or both leave
   // it unassigned. Replicas and node ids do not count: a room needs to move
   // only when its primary's address changes.
@@ -93,6 +102,7 @@ class slot_map {
   std::vector<cluster_shard> shards_;
   std::vector<std::uint16_t> shard_of_slot_;  // cluster_slot_count entries
   std::size_t assigned_ = 0;
+  std::size_t unserved_ = 0;
 };
 
 // The slots whose owner differs between two maps (not same_owner), in

@@ -160,11 +160,13 @@ void redis_cluster_broker::on_shards_reply(const redisReply* r) {
   }
   refresh_wanted_ = false;
   apply(std::move(*parsed.map));
-  // One node's view can lack slots that the others map (a node cut off
-  // from the rest, or redis-server 7.0 losing a slot after a failover:
-  // docs/DEPLOY.md); asking it again would return the same hole for good.
-  // The next read, at the usual pace while degraded, asks another node.
-  if (!map_->complete()) next_topology_node(next_read::at_next_tick);
+  // One node's view can give slots to nobody while the others map them (a
+  // node that lost a slot to redis-server 7.0's bug, docs/DEPLOY.md, or a
+  // new one not yet told): asking it again would return the same hole for
+  // good, so the next read, at the usual pace, asks another node. Not for
+  // slots of a shard without a healthy primary: every node says so until
+  // the failover ends, and the next node in turn may be the dead primary.
+  if (map_->unclaimed_slots() > 0) next_topology_node(next_read::at_next_tick);
 }
 
 void redis_cluster_broker::next_topology_node(next_read when) {

@@ -119,8 +119,8 @@ class redis_cluster_broker final : public running_broker, private redis_connecti
   static void shards_reply_cb(redisAsyncContext* ac, void* reply, void* privdata);
   void on_shards_reply(const redisReply* r);
   // When the next CLUSTER SHARDS goes out: at once (a node failed us: ask
-  // the next without waiting), or at tick()'s pace (a node that answered
-  // with a partial map: every node may say the same while slots are down).
+  // the next without waiting), or at tick()'s pace (a node whose map gives
+  // slots to nobody: every node may say the same of unassigned slots).
   enum class next_read { now, at_next_tick };
   void connect_topology(next_read when = next_read::now);
   void next_topology_node(next_read when = next_read::now);

@@ -169,6 +169,7 @@ TEST(ClusterSlots, FailedPrimariesAreSkippedAndTheirSlotsUnassigned) {
   const slot_map& map = *r.map;
   EXPECT_FALSE(map.complete());
   EXPECT_EQ(map.assigned_slots(), cluster_slot_count - 5461);
+  EXPECT_EQ(map.unclaimed_slots(), 0u) << "a failed shard's slots are still claimed";
   EXPECT_EQ(map.owner(0), nullptr) << "primary 32328 and its replica failed";
   EXPECT_EQ(map.owner(5460), nullptr);
   // The promoted replica, without the failed old primary (a slotless shard).
@@ -241,6 +242,7 @@ TEST(ClusterSlots, PartialCoverageIsAValidButIncompleteMap) {
   ASSERT_TRUE(r.map) << r.error;
   EXPECT_FALSE(r.map->complete());
   EXPECT_EQ(r.map->assigned_slots(), 101u);
+  EXPECT_EQ(r.map->unclaimed_slots(), cluster_slot_count - 101);
   EXPECT_EQ(primary_port(*r.map, 100), 7000);
   EXPECT_EQ(r.map->owner(101), nullptr);
 
@@ -248,6 +250,7 @@ TEST(ClusterSlots, PartialCoverageIsAValidButIncompleteMap) {
   ASSERT_TRUE(empty.map) << empty.error;
   EXPECT_TRUE(empty.map->shards().empty());
   EXPECT_FALSE(empty.map->complete());
+  EXPECT_EQ(empty.map->unclaimed_slots(), cluster_slot_count);
 }
 
 TEST(ClusterSlots, ShardNodesPickTheirHostAndHealth) {
