@@ -86,7 +86,7 @@ class slot_map {
   // way): unassigned, but the node that answered knows who holds them.
   void add_unserved(std::size_t slots) noexcept { unserved_ += slots; }
   // Slots nobody claims in this map: the answering node knows no holder
-  // (another node may: a node cut off, or one that lost a slot).
+  // (another node may: this one lost a slot, or was never told).
   [[nodiscard]] std::size_t unclaimed_slots() const noexcept {
     return assigned_ + unserved_ >= cluster_slot_count ? 0 : cluster_slot_count - assigned_ - unserved_;
   }

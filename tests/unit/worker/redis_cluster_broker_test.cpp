@@ -173,10 +173,10 @@ TEST_F(RedisClusterBroker, PublishesRefusedWhileTheSlotHasNoOwnerAreSentAgainInO
 }
 
 TEST_F(RedisClusterBroker, ASeedWhoseMapLacksASlotIsLeftForTheNextNode) {
-  // The first seed's own view lacks slot 16383 for good (as a node cut
-  // off from the others, or one that lost a slot to redis-server 7.0's
-  // bug, would say); reading it again and again would leave the rooms of
-  // that slot without a shard. The second seed maps every slot.
+  // The first seed's own view gives slot 16383 to no shard, for good (as
+  // a node that lost a slot to redis-server 7.0's bug does); reading it
+  // again and again would leave the rooms of that slot without a shard.
+  // The second seed maps every slot.
   fg::test::scoped_temp_dir partial_dir{"fg-cluster-partial"};
   fg::test::redis_server partial{fg::test::redis_server::cluster_node_tag{}};
   const std::string dir = partial_dir.path().native();
