@@ -113,7 +113,16 @@ void redis_cluster_broker::want_refresh() {
 void redis_cluster_broker::tick() {
   if (stopped_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (refresh_sent_ && now - refresh_started_ > options_.topology_timeout) {
+  if (refresh_sent_ && topology_ && topology_->failures_since_ready() > 0) {
+    // The node refuses connections, or dropped the one the read was on (a
+    // dead primary during a failover, a seed that is gone): the next node
+    // in turn, at this tick's pace, rather than after topology_timeout.
+    const redis_endpoint left = candidates_[candidate_];
+    next_topology_node(next_read::at_next_tick);
+    if (address_of(candidates_[candidate_]) != address_of(left))
+      log_->warn("redis cluster: cannot reach {} for the slot map: asking {}", left.describe(),
+                 candidates_[candidate_].describe());
+  } else if (refresh_sent_ && now - refresh_started_ > options_.topology_timeout) {
     log_->warn("redis cluster: {} did not answer CLUSTER SHARDS within {} ms: asking another node",
                candidates_[candidate_].describe(), options_.topology_timeout.count());
     next_topology_node();
@@ -214,7 +223,7 @@ void redis_cluster_broker::on_ready(redis_connection&) {
 
 void redis_cluster_broker::on_down(redis_connection&, std::string_view) {
   // Pending CLUSTER SHARDS callbacks got null replies: tick() asks another
-  // node once topology_timeout has passed.
+  // node (the connection's failures_since_ready() says it is gone).
 }
 
 bool redis_cluster_broker::degraded() const {

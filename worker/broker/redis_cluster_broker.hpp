@@ -64,7 +64,9 @@ struct redis_cluster_options {
   redis_broker_options shard;
   std::chrono::milliseconds refresh_interval{5000};
   std::chrono::milliseconds refresh_retry{250};
-  // A node that does not answer CLUSTER SHARDS within this is left for the next.
+  // A node that does not answer CLUSTER SHARDS within this is left for the
+  // next; one that refuses the connection or drops it, at the next
+  // refresh_retry tick.
   std::chrono::milliseconds topology_timeout{2000};
 };
 
@@ -120,7 +122,9 @@ class redis_cluster_broker final : public running_broker, private redis_connecti
   void on_shards_reply(const redisReply* r);
   // When the next CLUSTER SHARDS goes out: at once (a node failed us: ask
   // the next without waiting), or at tick()'s pace (a node whose map gives
-  // slots to nobody: every node may say the same of unassigned slots).
+  // slots to nobody: every node may say the same of unassigned slots; an
+  // unreachable node: every node may be down). At tick()'s pace, a turn
+  // that comes back to the node it left keeps its connection.
   enum class next_read { now, at_next_tick };
   void connect_topology(next_read when = next_read::now);
   void next_topology_node(next_read when = next_read::now);

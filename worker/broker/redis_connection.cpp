@@ -157,6 +157,7 @@ void redis_connection::become_ready() {
   log_->info("redis {}: {} {}", name_, ever_ready_ ? "reconnected to" : "connected to", endpoint_.describe());
   ever_ready_ = true;
   failing_logged_ = false;
+  failures_since_ready_ = 0;
   backoff_.reset();
   listener_.on_ready(*this);
 }
@@ -166,6 +167,7 @@ void redis_connection::handle_down(std::string_view why) {
   const bool was_ready = state_ == state::ready;
   ctx_ = nullptr;
   ++attempt_;
+  ++failures_since_ready_;
   state_ = state::waiting;
   if (was_ready) {
     log_->warn("redis {}: connection lost ({}); reconnecting", name_, why);

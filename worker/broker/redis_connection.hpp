@@ -66,6 +66,10 @@ class redis_connection {
   // workers that lost Redis together may be apart.
   [[nodiscard]] std::chrono::milliseconds last_wait() const noexcept { return last_wait_; }
   [[nodiscard]] std::uint64_t reconnects() const noexcept { return reconnects_; }
+  // Attempts that failed (or connections lost) since the last time it was
+  // ready: nonzero means the node is not answering now, which the caller
+  // may act on before connect_timeout or its own deadline says so.
+  [[nodiscard]] std::uint64_t failures_since_ready() const noexcept { return failures_since_ready_; }
   [[nodiscard]] const redis_io_stats& io_stats() const noexcept { return io_stats_; }
 
   // Tears the current connection down (as if it failed) and reconnects.
@@ -103,6 +107,7 @@ class redis_connection {
   bool failing_logged_ = false;  // one warning per outage, not one per attempt
   std::chrono::milliseconds last_wait_{0}, next_wait_{0};
   std::uint64_t reconnects_ = 0;
+  std::uint64_t failures_since_ready_ = 0;
   redis_io_stats io_stats_;
 };
 

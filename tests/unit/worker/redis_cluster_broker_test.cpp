@@ -2,12 +2,18 @@
 // one redis-server started with --cluster-enabled): sharded channels and
 // subscriptions, every message once and in order (large ones too, read in
 // pieces by the reply sink), publishes the cluster refuses while a slot
-// has no owner (CLUSTERDOWN) sent again, in order, once it has one, and a
-// seed whose map lacks a slot left for one whose map is whole.
+// has no owner (CLUSTERDOWN) sent again, in order, once it has one, a
+// seed whose map lacks a slot left for one whose map is whole, and a seed
+// that refuses connections left at once, not after the topology timeout.
 // Slot moves and failovers between nodes: tests/integration/redis.
 #include "worker/broker/redis_cluster_broker.hpp"
 
 #include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -61,9 +67,10 @@ class RedisClusterBroker : public ::testing::Test {
   }
 
   // Seeds: "127.0.0.1:PORT,..."; the cluster's node by default.
-  member& add_member(const std::string& seeds = {}) {
+  member& add_member(const std::string& seeds = {}, std::chrono::milliseconds topology_timeout = 2000ms) {
     auto m = std::make_unique<member>();
     redis_cluster_options o;
+    o.topology_timeout = topology_timeout;
     o.seeds = parse_cluster_seeds(seeds.empty() ? "127.0.0.1:" + std::to_string(server_.port()) : seeds, std::nullopt);
     o.shard.connection.backoff_min = 20ms;
     o.shard.connection.backoff_max = 200ms;
@@ -204,6 +211,48 @@ TEST_F(RedisClusterBroker, ASeedWhoseMapLacksASlotIsLeftForTheNextNode) {
   ASSERT_TRUE(run_until([&] { return a.got.size() == 1; }));
   EXPECT_EQ(a.got, (std::vector<std::string>{room + " whole"}));
   partial.kill();
+}
+
+// A loopback port bound but not listening, for as long as it lives: a
+// connection to it is refused (RST), as one to a killed node is.
+class refusing_port {
+ public:
+  refusing_port() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    if (fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n) == 0)
+      port_ = ntohs(a.sin_port);
+  }
+  ~refusing_port() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  refusing_port(const refusing_port&) = delete;
+  refusing_port& operator=(const refusing_port&) = delete;
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_;
+  std::uint16_t port_ = 0;
+};
+
+TEST_F(RedisClusterBroker, ASeedThatRefusesConnectionsIsLeftWithoutWaitingForTheTimeout) {
+  // The first seed is a node that is gone (its port refuses); the topology
+  // timeout is far longer than the test waits, so only leaving the seed
+  // when its connection fails gets the map from the second.
+  const refusing_port gone;
+  ASSERT_NE(gone.port(), 0);
+  member& a =
+      add_member("127.0.0.1:" + std::to_string(gone.port()) + ",127.0.0.1:" + std::to_string(server_.port()), 60s);
+  ASSERT_TRUE(run_until([&] { return a.broker->mapped() && a.broker->report().up; }))
+      << "no slot map from the second seed while the first refuses";
+  a.broker->subscribe("after");
+  ASSERT_TRUE(subscribed("after", 1));
+  a.broker->publish("after", "mapped");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1; }));
+  EXPECT_EQ(a.got, (std::vector<std::string>{"after mapped"}));
 }
 
 }  // namespace
