@@ -3,13 +3,14 @@
 // Connections borrow a buffer only while they need one (a message spanning
 // reads, a send backlog) and give it back at once, so an idle connection
 // holds no buffer at all. The pool belongs to one thread: no locks, and a
-// buffer never crosses threads.
+// buffer never crosses threads. What a quiet period shows it does not need
+// goes back to the allocator (shed_unused, free_list.hpp).
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
 #include "common/byte_buffer.hpp"
+#include "common/free_list.hpp"
 
 namespace fg {
 
@@ -26,9 +27,7 @@ class buffer_pool {
 
   byte_buffer acquire() {
     if (free_.empty()) return byte_buffer(limits_.initial_capacity);
-    byte_buffer b = std::move(free_.back());
-    free_.pop_back();
-    return b;
+    return free_.take();
   }
 
   void release(byte_buffer&& b) {
@@ -38,10 +37,18 @@ class buffer_pool {
       return;
     }
     b.clear();
-    free_.push_back(std::move(b));
+    free_.give(std::move(b));
   }
 
   [[nodiscard]] std::size_t pooled() const noexcept { return free_.size(); }
+
+  // Frees the buffers no acquire() needed since the last call; returns
+  // their bytes.
+  std::size_t shed_unused() {
+    std::size_t bytes = 0;
+    free_.shed_unused([&](const byte_buffer& b) { bytes += b.capacity(); });
+    return bytes;
+  }
 
   // The calling thread's pool.
   static buffer_pool& this_thread() {
@@ -51,7 +58,7 @@ class buffer_pool {
 
  private:
   limits limits_{};
-  std::vector<byte_buffer> free_;
+  free_list<byte_buffer> free_;
 };
 
 }  // namespace fg

@@ -75,7 +75,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   std::string listen = "0.0.0.0:8080";
   std::string admin = "127.0.0.1:9090";
   std::string origins, subprotocols, forward_headers, policy = "close";
-  double handshake_timeout = 5, close_timeout = 5, idle_ping = 30, pong_timeout = 10;
+  double handshake_timeout = 5, close_timeout = 5, idle_ping = 30, pong_timeout = 10, pool_shed_period = 10;
   std::uint64_t max_message_size = cfg.reader.limits.max_message_size;
   std::uint32_t max_fragments = cfg.reader.limits.max_fragments;
   bool skip_utf8 = false;
@@ -118,6 +118,12 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_PONG_TIMEOUT")
       ->capture_default_str()
       ->check(duration_seconds());
+  app.add_option("--pool-shed-period", pool_shed_period,
+                 "Seconds after which pooled buffers that sat unused all along are freed (after a burst, memory goes "
+                 "back within two periods; 0: pools keep their largest size)")
+      ->envname("FRAMEGATE_POOL_SHED_PERIOD")
+      ->capture_default_str()
+      ->check(duration_seconds(true));
   app.add_option("--origin", origins, "Comma-separated allowed Origin values (default: any); others get 403")
       ->envname("FRAMEGATE_ORIGIN");
   app.add_option("--subprotocol", subprotocols,
@@ -350,6 +356,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.close_timeout = seconds_to_ms(close_timeout);
   cfg.idle_ping = seconds_to_ms(idle_ping);
   cfg.pong_timeout = seconds_to_ms(pong_timeout);
+  cfg.pool_shed_period = seconds_to_ms(pool_shed_period);
   cfg.link_ping = seconds_to_ms(link_ping);
   cfg.link_timeout = seconds_to_ms(link_timeout);
   cfg.send_queue_policy = policy == "drop" ? overflow_policy::drop : overflow_policy::close;

@@ -40,6 +40,8 @@ struct gateway_config {
   std::chrono::milliseconds close_timeout{5000};
   std::chrono::milliseconds idle_ping{30000};
   std::chrono::milliseconds pong_timeout{10000};
+  // Each thread's pools free what sat unused for a whole period (0: never).
+  std::chrono::milliseconds pool_shed_period{10000};
 
   std::size_t max_connections = 100000;
   std::size_t max_send_queue = 1024 * 1024;

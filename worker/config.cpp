@@ -147,6 +147,13 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
       ->envname("FRAMEGATE_PRESENCE_TTL")
       ->capture_default_str()
       ->check(CLI::Range(0.3, 3600.0));
+  double pool_shed_period = 10;
+  app.add_option("--pool-shed-period", pool_shed_period,
+                 "Seconds after which payload strings kept for reuse that sat unused all along are freed (after a "
+                 "burst, memory goes back within two periods; 0: the pool keeps its largest size)")
+      ->envname("FRAMEGATE_POOL_SHED_PERIOD")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86'400.0));
   auto* publish_deflate =
       app.add_flag("--publish-deflate", cfg.publish_deflate,
                    "Compress each room message once, here, and send the compression through Redis with it: gateways "
@@ -204,6 +211,7 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
   cfg.redis_resubscribe_wait = seconds_to_ms(resubscribe_wait);
   cfg.history_ttl = std::chrono::seconds(history_ttl);
   cfg.presence_ttl = seconds_to_ms(presence_ttl);
+  cfg.pool_shed_period = seconds_to_ms(pool_shed_period);
   return cfg;
 }
 

@@ -71,6 +71,9 @@ struct worker_config {
   bool publish_deflate = false;
   std::size_t publish_deflate_threshold = 1024;
   deflate_tuning publish_deflate_tuning{};
+  // The payload strings kept for reuse that sat unused for a whole period
+  // are freed (--pool-shed-period; 0: never).
+  std::chrono::milliseconds pool_shed_period{10000};
 };
 
 // Which command line: framegate-worker's own (with --apps, --enable-test-apps

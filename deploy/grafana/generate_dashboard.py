@@ -363,6 +363,14 @@ ROWS = [
         Panel("Resident memory", "RSS of each process. A gateway grows with connections (about 1 KiB idle "
               "each) and send backlogs; steady growth at a flat connection count is a leak.",
               [per_process(f"{PROC}resident_memory_bytes")], "bytes"),
+        Panel("Pooled memory freed", "Buffers (gateway) and payload strings (workers) kept for reuse that sat "
+              "unused for a whole --pool-shed-period and were freed: after a burst, what lets RSS fall back.",
+              [rate(f"{GW}pool_shed_bytes_total", legend="gateway"),
+               rate(f"{WK}pool_shed_bytes_total", legend="workers")], "Bps"),
+        Panel("Memory handed back", "Times a process gave freed memory back to the kernel (malloc_trim) "
+              "after its pools shed 1 MiB or more: at most once per 10 s each.",
+              [rate(f"{GW}memory_trims_total", legend="gateway"),
+               rate(f"{WK}memory_trims_total", legend="workers")], "ops"),
         Panel("File descriptors", "Open descriptors over the limit: the gateway needs one per connection; "
               "near 1 it refuses connections.",
               [Query(f"{PROC}open_fds / {PROC}max_fds", "{{job}} {{instance}}")], "percentunit"),

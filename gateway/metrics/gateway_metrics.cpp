@@ -112,6 +112,14 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
               "Times a thread stopped accepting for 100 ms because accept failed (out of file descriptors or "
               "memory); connections queue in the kernel meanwhile.",
               static_cast<double>(c.accept_backoffs));
+  out.counter(
+      "framegate_gateway_pool_shed_bytes_total",
+      "Bytes of pooled buffers and inflaters freed because they sat unused for a whole --pool-shed-period (after a "
+      "burst).",
+      static_cast<double>(c.pool_bytes_shed));
+  out.counter("framegate_gateway_memory_trims_total",
+              "Times freed memory was handed back to the kernel (malloc_trim) after the pools shed at least 1 MiB.",
+              static_cast<double>(c.memory_trims));
   counter_by_reason(out, "framegate_gateway_held_closes_total",
                     "Closes held back until the worker acknowledged what the client sent before them.", held_reasons,
                     c.held_closes);

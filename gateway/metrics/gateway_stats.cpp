@@ -46,6 +46,8 @@ void thread_counters::add(const thread_counters& o) {
   pings_sent += o.pings_sent;
   pong_timeouts += o.pong_timeouts;
   accept_backoffs += o.accept_backoffs;
+  pool_bytes_shed += o.pool_bytes_shed;
+  memory_trims += o.memory_trims;
   add_all(held_closes, o.held_closes);
   add_all(held_close_timeouts, o.held_close_timeouts);
   deflate_connections_opened += o.deflate_connections_opened;

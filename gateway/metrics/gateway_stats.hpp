@@ -88,6 +88,8 @@ struct thread_counters {
   std::uint64_t pings_sent = 0;
   std::uint64_t pong_timeouts = 0;
   std::uint64_t accept_backoffs = 0;  // accept failed (out of descriptors or memory): the listener rested
+  std::uint64_t pool_bytes_shed = 0;  // pooled buffers and inflaters a quiet period freed
+  std::uint64_t memory_trims = 0;     // malloc_trim runs after a shed (memory_release.hpp)
   std::array<std::uint64_t, held_reasons.size()> held_closes{};          // by held_reason
   std::array<std::uint64_t, held_reasons.size()> held_close_timeouts{};  // released by --close-timeout
   // permessage-deflate (RFC 7692). A broadcast compressed once counts once.

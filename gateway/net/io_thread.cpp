@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <utility>
 
+#include "common/buffer_pool.hpp"
 #include "common/logging.hpp"
+#include "common/memory_release.hpp"
+#include "gateway/ws/inflater.hpp"
 
 namespace fg::gateway {
 
@@ -49,6 +52,7 @@ void io_thread::start(acceptor_type acceptor) {
   if (ec || !loop_.poller().add(acceptor_->native_handle(), listener_))
     throw std::system_error(ec ? ec.value() : errno, std::generic_category(), "cannot watch the listening socket");
   tick_ = loop_.every(tick_interval_, [this] { on_tick(); });
+  next_pool_shed_ms_ = pool_shed_period_ms();
   thread_ = std::thread([this] { loop_.run(); });
 }
 
@@ -119,6 +123,10 @@ void io_thread::on_tick() {
     s = next;
   }
   flush_everything();
+  if (next_pool_shed_ms_ != 0 && now >= next_pool_shed_ms_) {
+    next_pool_shed_ms_ = now + pool_shed_period_ms();
+    shed_pools();
+  }
   if (shutting_down_) {
     if (session_count_ == 0) {
       sink_->stop();
@@ -132,6 +140,17 @@ void io_thread::on_tick() {
       return;
     }
   }
+}
+
+std::uint64_t io_thread::pool_shed_period_ms() const noexcept {
+  return static_cast<std::uint64_t>(shared_.config.pool_shed_period.count());
+}
+
+void io_thread::shed_pools() {
+  std::size_t bytes = buffer_pool::this_thread().shed_unused();
+  bytes += ws::inflater_pool::this_thread().shed_unused() * ws::inflater::memory_bound(15);
+  counters_.pool_bytes_shed += bytes;
+  if (release_shed_memory(bytes)) ++counters_.memory_trims;
 }
 
 void io_thread::begin_shutdown() {

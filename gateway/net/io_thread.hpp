@@ -151,6 +151,10 @@ class io_thread {
   void accept_ready();
   void close_acceptor() noexcept;
   void on_tick();
+  // Every pool_shed_period: the buffers and inflaters this thread's pools
+  // did not need over the period go back (free_list.hpp, memory_release.hpp).
+  void shed_pools();
+  [[nodiscard]] std::uint64_t pool_shed_period_ms() const noexcept;
   void begin_shutdown();
 
   gateway_shared& shared_;
@@ -165,6 +169,7 @@ class io_thread {
   std::optional<event_loop::timer_id> tick_;     // from start() on
   std::chrono::steady_clock::time_point epoch_;  // the gateway's (gateway_shared::epoch)
   std::chrono::milliseconds tick_interval_{100};
+  std::uint64_t next_pool_shed_ms_ = 0;  // set by start(); 0 with --pool-shed-period 0
   std::thread thread_;
   std::unique_ptr<message_sink> sink_;
 

@@ -82,15 +82,13 @@ std::size_t inflater::memory_bound(int window_bits) noexcept {
 
 std::unique_ptr<inflater> inflater_pool::acquire() {
   if (free_.empty()) return std::make_unique<inflater>(15);
-  auto i = std::move(free_.back());
-  free_.pop_back();
-  return i;
+  return free_.take();
 }
 
 void inflater_pool::release(std::unique_ptr<inflater> i) {
   if (!i) return;
   i->reset();
-  if (free_.size() < max_pooled) free_.push_back(std::move(i));
+  if (free_.size() < max_pooled) free_.give(std::move(i));
 }
 
 inflater_pool& inflater_pool::this_thread() {

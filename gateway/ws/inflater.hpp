@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <vector>
 
 #include <zlib.h>
 
 #include "common/byte_buffer.hpp"
+#include "common/free_list.hpp"
 #include "gateway/ws/protocol.hpp"
 
 namespace fg::ws {
@@ -58,6 +58,9 @@ class inflater_pool {
   // Resets the inflater and keeps it for the next message.
   void release(std::unique_ptr<inflater> i);
   [[nodiscard]] std::size_t pooled() const noexcept { return free_.size(); }
+  // Frees the inflaters no acquire() needed since the last call (free_list.hpp);
+  // returns how many.
+  std::size_t shed_unused() { return free_.shed_unused(); }
 
   // The calling thread's pool, which the gateway's sessions pass to their
   // readers.
@@ -65,7 +68,7 @@ class inflater_pool {
 
  private:
   static constexpr std::size_t max_pooled = 64;  // more partial compressed messages at once than this are rare
-  std::vector<std::unique_ptr<inflater>> free_;
+  free_list<std::unique_ptr<inflater>> free_;
 };
 
 }  // namespace fg::ws

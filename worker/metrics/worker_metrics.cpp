@@ -41,6 +41,13 @@ void write_apps(metrics::exposition& out, const worker_view& w) {
               "Writes to a gateway that the link socket did not take whole: the rest waited for room "
               "(a full --link-sndbuf).",
               static_cast<double>(w.link_write_waits));
+  out.counter("framegate_worker_pool_shed_bytes_total",
+              "Bytes of inbox payload strings kept for reuse and freed because they sat unused for a whole "
+              "--pool-shed-period (after a burst).",
+              static_cast<double>(w.core.pool_bytes_shed));
+  out.counter("framegate_worker_memory_trims_total",
+              "Times freed memory was handed back to the kernel (malloc_trim) after the pools shed at least 1 MiB.",
+              static_cast<double>(w.core.memory_trims));
   out.counter("framegate_worker_turns_deferred_total",
               "Dispatch turns that ended within their budgets with client messages still queued.",
               static_cast<double>(w.core.turns_deferred));

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/close_codes.hpp"
+#include "common/memory_release.hpp"
 
 namespace fg::worker {
 
@@ -56,6 +57,12 @@ dispatcher::dispatcher(std::string worker_id, app_registry& apps, link_output& o
     app_stats_.emplace_back().path = path;
     app_of_stats_.push_back(&a);
   });
+}
+
+void dispatcher::shed_unused_memory() {
+  const std::size_t bytes = payloads_.shed_unused();
+  stats_.pool_bytes_shed += bytes;
+  if (release_shed_memory(bytes)) ++stats_.memory_trims;
 }
 
 app_stats* dispatcher::stats_of(const app* handler) noexcept {

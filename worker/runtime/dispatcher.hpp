@@ -64,6 +64,8 @@ struct dispatcher_stats {
   std::uint64_t turns_deferred = 0;       // turns that ended with messages still queued
   std::uint64_t state_updates = 0;        // StateUpdate envelopes queued
   std::uint64_t unexpected_envelopes = 0;
+  std::uint64_t pool_bytes_shed = 0;  // inbox payload strings a quiet period freed
+  std::uint64_t memory_trims = 0;     // malloc_trim runs after a shed (memory_release.hpp)
 };
 
 class dispatcher final : public api {
@@ -118,6 +120,9 @@ class dispatcher final : public api {
   const std::string& worker_id() const override { return worker_id_; }
 
   [[nodiscard]] const dispatcher_stats& stats() const noexcept { return stats_; }
+  // Once per period (the runtime's housekeeping): the payload strings kept
+  // for reuse that the period did not need are freed.
+  void shed_unused_memory();
   // One per mounted app, in mount order.
   [[nodiscard]] const std::vector<app_stats>& per_app() const noexcept { return app_stats_; }
   [[nodiscard]] std::size_t connection_count() const noexcept { return conns_.size(); }

@@ -26,6 +26,7 @@ worker_runtime::worker_runtime(asio::io_context& io, const worker_config& config
       log_(std::move(log)),
       dispatcher_(config.id, apps, *this, log_),
       discovery_timer_(io),
+      housekeeping_timer_(io),
       discovery_backoff_(config.link.backoff_min, config.link.backoff_max, 0x5eed) {
   hello_.set_worker_id(config.id);
   hello_.set_pid(static_cast<std::uint32_t>(::getpid()));
@@ -44,12 +45,24 @@ void worker_runtime::start() {
   log_->info("worker {} (pid {}) serving {} apps; linking to the gateway in {}", config_.id, hello_.pid(),
              hello_.paths_size(), config_.link_dir);
   discover();
+  schedule_housekeeping();
+}
+
+void worker_runtime::schedule_housekeeping() {
+  if (config_.pool_shed_period.count() <= 0) return;
+  housekeeping_timer_.expires_after(config_.pool_shed_period);
+  housekeeping_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopped_) return;
+    dispatcher_.shed_unused_memory();
+    schedule_housekeeping();
+  });
 }
 
 void worker_runtime::stop() {
   if (stopped_) return;
   stopped_ = true;
   discovery_timer_.cancel();
+  housekeeping_timer_.cancel();
   for (auto& l : links_)
     if (l) l->stop();
   log_->info("stopped: links closed");

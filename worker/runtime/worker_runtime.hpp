@@ -16,6 +16,7 @@
 // hub_port/hub_listener pair.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -103,6 +104,10 @@ class worker_runtime final : public link_events, public link_output, public hub_
 
   std::vector<std::unique_ptr<gateway_link>> links_;  // by index; null where the gateway has none
   boost::asio::steady_timer discovery_timer_;
+  // Housekeeping, every --pool-shed-period: the dispatcher's pools give
+  // back what they did not need.
+  boost::asio::steady_timer housekeeping_timer_;
+  void schedule_housekeeping();
   backoff discovery_backoff_;
   bool logged_untrusted_ = false;  // the link directory is not ours: said once
   bool logged_no_sockets_ = false;

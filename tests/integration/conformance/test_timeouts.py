@@ -176,7 +176,8 @@ class LongDurationTest(GatewayTestCase):
         self.roundtrip(client, OP_TEXT, b"still open")
 
     def test_more_than_a_day_is_refused_at_start(self):
-        for option in ("--idle-ping", "--pong-timeout", "--handshake-timeout", "--close-timeout"):
+        for option in ("--idle-ping", "--pong-timeout", "--handshake-timeout", "--close-timeout",
+                       "--pool-shed-period"):
             with self.subTest(option=option):
                 line = self.assert_refuses_to_start("--listen", "127.0.0.1:0", "--echo", option, "2592000")
                 self.assertIn(option, line)
@@ -185,6 +186,11 @@ class LongDurationTest(GatewayTestCase):
     def test_zero_is_refused_at_start(self):
         line = self.assert_refuses_to_start("--listen", "127.0.0.1:0", "--echo", "--idle-ping", "0")
         self.assertIn("--idle-ping", line)
+
+    def test_a_negative_pool_shed_period_is_refused_at_start(self):
+        # Its 0 is allowed: it turns shedding off (tests/integration/metrics/test_pool_shed.py).
+        line = self.assert_refuses_to_start("--listen", "127.0.0.1:0", "--echo", "--pool-shed-period", "-1")
+        self.assertIn("--pool-shed-period", line)
 
 
 if __name__ == "__main__":

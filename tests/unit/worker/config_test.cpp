@@ -85,5 +85,19 @@ TEST(WorkerConfigDeathTest, AClusterChannelPrefixHoldsNoBrace) {
               "^framegate-worker: --channel-prefix: no '\\{' or '\\}' with --redis-cluster");
 }
 
+TEST(WorkerConfig, PoolShedPeriodInSecondsAndZeroTurnsItOff) {
+  args plain{"framegate-worker"};
+  EXPECT_EQ(parse_worker_config(plain.argc(), plain.argv()).pool_shed_period, std::chrono::milliseconds(10000));
+  args half{"framegate-worker", "--pool-shed-period", "0.5"};
+  EXPECT_EQ(parse_worker_config(half.argc(), half.argv()).pool_shed_period, std::chrono::milliseconds(500));
+  args off{"framegate-worker", "--pool-shed-period", "0"};
+  EXPECT_EQ(parse_worker_config(off.argc(), off.argv()).pool_shed_period, std::chrono::milliseconds(0));
+}
+
+TEST(WorkerConfigDeathTest, PoolShedPeriodIsNotNegative) {
+  args a{"framegate-worker", "--pool-shed-period", "-1"};
+  EXPECT_EXIT(parse_worker_config(a.argc(), a.argv()), testing::ExitedWithCode(2), "--pool-shed-period");
+}
+
 }  // namespace
 }  // namespace fg::worker

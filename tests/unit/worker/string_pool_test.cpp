@@ -28,4 +28,16 @@ TEST(StringPool, KeepsNeitherTooManyNorTooLargeStrings) {
   EXPECT_EQ(pool.kept(), string_pool::max_kept);
 }
 
+TEST(StringPool, GivesBackTheStringsAQuietPeriodDidNotNeed) {
+  string_pool pool;
+  for (int i = 0; i < 3; ++i) pool.give_back(std::string(1000, 'z'));
+  EXPECT_EQ(pool.shed_unused(), 0u) << "the first period only starts counting";
+  std::string used = pool.copy_of("busy");
+  const std::size_t unused_bytes = pool.shed_unused();
+  EXPECT_GE(unused_bytes, 2 * 1000u) << "two strings never needed";
+  EXPECT_EQ(pool.kept(), 0u);
+  pool.give_back(std::move(used));
+  EXPECT_EQ(pool.kept(), 1u);
+}
+
 }  // namespace

@@ -1,0 +1,85 @@
+"""Pooled memory goes back after a burst (--pool-shed-period).
+
+One gateway thread and one worker, both with a shed period of half a
+second. Eighty clients each send the first half of a 192 KiB message and
+wait, so that the gateway's reader holds a buffer for each of them at the
+same time; then the rest, and read the echo through the worker. Once the
+messages are done the buffers sit in the thread's pool; two quiet periods
+later they are freed (more than 1 MiB: the gateway hands the memory back to
+the kernel too); a small message each leaves payload strings in the
+worker's pool, and the worker frees those.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+sys.path.insert(0, HERE)
+
+from exposition import scrape  # noqa: E402
+from framegate_harness import OP_BINARY, WsClient, build_frame  # noqa: E402
+from local_cluster import LocalCluster, until  # noqa: E402
+
+CLIENTS = 80
+SIZE = 192 * 1024
+PERIOD = "0.5"
+
+
+class PoolShedTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.cluster = LocalCluster(gateway_args=["--admin", "127.0.0.1:0", "--pool-shed-period", PERIOD],
+                                    worker_args=["--admin", "127.0.0.1:0", "--pool-shed-period", PERIOD],
+                                    prefix="fg-pool-shed-")
+        self.clients: list[WsClient] = []
+        self.addCleanup(self.cluster.stop)
+        self.addCleanup(lambda: [c.close() for c in self.clients])
+        self.cluster.start()
+
+    def gateway(self, name: str) -> float:
+        return scrape(self.cluster.admin)[f"framegate_gateway_{name}"].value()
+
+    def worker(self, name: str) -> float:
+        return scrape(self.cluster.worker_admins[0])[f"framegate_worker_{name}"].value()
+
+    def test_a_burst_of_large_messages_is_given_back(self):
+        for _ in range(CLIENTS):
+            c = WsClient("127.0.0.1", self.cluster.port)
+            c.connect()
+            c.handshake("/echo")
+            self.clients.append(c)
+        self.assertEqual(self.gateway("pool_shed_bytes_total"), 0.0, "nothing to shed before the burst")
+
+        payloads = [bytes([i]) * SIZE for i in range(CLIENTS)]
+        frames = [build_frame(OP_BINARY, p) for p in payloads]
+        for c, f in zip(self.clients, frames):
+            c.send_raw(f[:len(f) // 2])
+        time.sleep(0.3)  # every first half read: eighty partial messages at once
+        for c, f in zip(self.clients, frames):
+            c.send_raw(f[len(f) // 2:])
+        for c, p in zip(self.clients, payloads):
+            echo = c.recv_frame(timeout=20)
+            self.assertEqual(echo.payload, p)
+        # The worker keeps payload strings of up to 64 KiB for reuse: a small
+        # message each leaves some in its pool.
+        for c in self.clients:
+            c.send_binary(b"small")
+        for c in self.clients:
+            self.assertEqual(c.recv_frame(timeout=20).payload, b"small")
+
+        # The gateway's reader buffers: eighty of up to 256 KiB, in the pool
+        # once the messages are done, unused from then on.
+        shed = until("the gateway's pool to shed the burst's buffers",
+                     lambda: self.gateway("pool_shed_bytes_total") >= CLIENTS * SIZE // 2 or None, timeout=20)
+        self.assertTrue(shed)
+        self.assertGreaterEqual(self.gateway("memory_trims_total"), 1.0, "more than 1 MiB shed: a trim")
+        # The worker's payload strings, unused since the small messages.
+        until("the worker's pool to shed", lambda: self.worker("pool_shed_bytes_total") > 0 or None, timeout=20)
+
+
+if __name__ == "__main__":
+    unittest.main()
