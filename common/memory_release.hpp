@@ -5,8 +5,9 @@
 // by itself), so a gateway's RSS after a burst stayed near the burst's.
 // malloc_trim(0) returns the free pages of every arena (madvise). It locks
 // each arena while it walks it, so a thread allocating there waits: it
-// runs only when the pools shed enough to matter, and at most once per
-// period for the whole process, whichever thread asks first.
+// runs only when the pools (of every thread together) shed enough since the
+// last trim to matter, and at most once per interval for the whole process,
+// in whichever thread asks first.
 #pragma once
 
 #include <chrono>
@@ -19,7 +20,8 @@ struct memory_release_policy {
   std::chrono::milliseconds min_interval{10'000};
 };
 
-// Called after a pool shed `shed_bytes`; true when it trimmed. Thread-safe.
+// Called after a pool shed `shed_bytes` (0 too: what other threads shed may
+// add up); true when it trimmed. Thread-safe.
 bool release_shed_memory(std::size_t shed_bytes, const memory_release_policy& policy = {});
 
 }  // namespace fg
