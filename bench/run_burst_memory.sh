@@ -30,7 +30,7 @@ GATEWAY_THREADS=${GATEWAY_THREADS:-2}
 SETTLE=${SETTLE:-30}
 [[ -x "$GATEWAY" && -x "$LOADGEN" ]] || die "build the gateway and the load generator first ($GATEWAY, $LOADGEN)"
 [[ "$SETTLE" =~ ^[0-9]+$ ]] || die "SETTLE must be a whole number of seconds (got '$SETTLE')"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/fg-burst-memory.XXXXXX")
+WORK=$(mktemp -d)
 # shellcheck disable=SC2034  # REDIS_PID: none here, but stop_all_on_exit (bench_lib.sh) reads it
 SERVER_PID="" REDIS_PID=""
 stop_all_on_exit
