@@ -368,7 +368,8 @@ ROWS = [
               [rate(f"{GW}pool_shed_bytes_total", legend="gateway"),
                rate(f"{WK}pool_shed_bytes_total", legend="workers")], "Bps"),
         Panel("Memory handed back", "Times a process gave freed memory back to the kernel (malloc_trim) "
-              "after its pools shed 1 MiB or more: at most once per 10 s each.",
+              "once its pools shed, or (gateway) connections that left freed, 1 MiB or more: at most once per 10 s "
+              "each.",
               [rate(f"{GW}memory_trims_total", legend="gateway"),
                rate(f"{WK}memory_trims_total", legend="workers")], "ops"),
         Panel("File descriptors", "Open descriptors over the limit: the gateway needs one per connection; "

@@ -118,7 +118,8 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
       "burst).",
       static_cast<double>(c.pool_bytes_shed));
   out.counter("framegate_gateway_memory_trims_total",
-              "Times freed memory was handed back to the kernel (malloc_trim) after the pools shed at least 1 MiB.",
+              "Times freed memory was handed back to the kernel (malloc_trim) once the pools shed, or connections "
+              "that left freed, at least 1 MiB.",
               static_cast<double>(c.memory_trims));
   counter_by_reason(out, "framegate_gateway_held_closes_total",
                     "Closes held back until the worker acknowledged what the client sent before them.", held_reasons,

@@ -150,7 +150,12 @@ void io_thread::shed_pools() {
   std::size_t bytes = buffer_pool::this_thread().shed_unused();
   bytes += ws::inflater_pool::this_thread().shed_unused() * ws::inflater::memory_bound(15);
   counters_.pool_bytes_shed += bytes;
-  if (release_shed_memory(bytes)) ++counters_.memory_trims;
+  // Connections gone for good since the period's peak freed their sessions
+  // too: after a wave of clients leaves, their heap pages go back with the
+  // pools'. A steady churn keeps its peak near its count and adds nothing.
+  const std::size_t sessions_gone = session_peak_since_shed_ - session_count_;
+  session_peak_since_shed_ = session_count_;
+  if (release_shed_memory(bytes + sessions_gone * sizeof(session))) ++counters_.memory_trims;
 }
 
 void io_thread::begin_shutdown() {
@@ -233,7 +238,7 @@ void io_thread::add(session& s) noexcept {
   s.next_ = head_;
   if (head_ != nullptr) head_->prev_ = &s;
   head_ = &s;
-  ++session_count_;
+  session_peak_since_shed_ = std::max(session_peak_since_shed_, ++session_count_);
 }
 
 void io_thread::remove(session& s) noexcept {

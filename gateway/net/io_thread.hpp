@@ -151,8 +151,10 @@ class io_thread {
   void accept_ready();
   void close_acceptor() noexcept;
   void on_tick();
-  // Every pool_shed_period: the buffers and inflaters this thread's pools
-  // did not need over the period go back (free_list.hpp, memory_release.hpp).
+  // Every --pool-shed-period: the buffers and inflaters this thread's pools
+  // did not need over the period go back (free_list.hpp), and with the
+  // sessions freed since the period's peak, to the kernel once they add
+  // up (memory_release.hpp).
   void shed_pools();
   [[nodiscard]] std::uint64_t pool_shed_period_ms() const noexcept;
   void begin_shutdown();
@@ -183,6 +185,7 @@ class io_thread {
 
   session* head_ = nullptr;
   std::size_t session_count_ = 0;
+  std::size_t session_peak_since_shed_ = 0;  // the most sessions at once since the last shed_pools()
   bool shutting_down_ = false;
   std::uint64_t shutdown_deadline_ms_ = 0;
   thread_counters counters_;

@@ -1,5 +1,6 @@
 """Pooled memory goes back after a burst (--pool-shed-period).
 
+Two kinds of burst. Large messages:
 One gateway thread and one worker, both with a shed period of half a
 second. Eighty clients each send the first half of a 192 KiB message and
 wait, so that the gateway's reader holds a buffer for each of them at the
@@ -8,11 +9,19 @@ messages are done the buffers sit in the thread's pool; two quiet periods
 later they are freed (more than 1 MiB: the gateway hands the memory back to
 the kernel too); a small message each leaves payload strings in the
 worker's pool, and the worker frees those.
+
+A wave of connections: 6,000 clients open their WebSocket, say nothing and
+leave. No pool holds anything, but their sessions (over 1 MiB together)
+were freed, so the gateway hands the memory back to the kernel all the
+same: one trim, no pool bytes shed.
 """
 
 from __future__ import annotations
 
+import base64
 import os
+import selectors
+import socket
 import sys
 import time
 import unittest
@@ -22,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, HERE)
 
 from exposition import scrape  # noqa: E402
-from framegate_harness import OP_BINARY, WsClient, build_frame  # noqa: E402
+from framegate_harness import OP_BINARY, GatewayProcess, WsClient, admin_port_of, build_frame  # noqa: E402
 from local_cluster import LocalCluster, until  # noqa: E402
 
 CLIENTS = 80
@@ -79,6 +88,59 @@ class PoolShedTest(unittest.TestCase):
         self.assertGreaterEqual(self.gateway("memory_trims_total"), 1.0, "more than 1 MiB shed: a trim")
         # The worker's payload strings, unused since the small messages.
         until("the worker's pool to shed", lambda: self.worker("pool_shed_bytes_total") > 0 or None, timeout=20)
+
+
+WAVE = 6000
+
+
+def open_idle_websockets(port: int, count: int, timeout: float = 60.0) -> list[socket.socket]:
+    """`count` upgraded WebSocket connections to 127.0.0.1:port, opened together."""
+    sel = selectors.DefaultSelector()
+    request = (f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\n"
+               "Sec-WebSocket-Version: 13\r\n\r\n").encode()
+    socks, pending = [], {}
+    for _ in range(count):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(request)
+        s.setblocking(False)
+        socks.append(s)
+        pending[s] = b""
+        sel.register(s, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while pending:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(pending)} handshakes unanswered")
+        for key, _ in sel.select(timeout=1):
+            s = key.fileobj
+            pending[s] += s.recv(4096)
+            if b"\r\n\r\n" in pending[s]:
+                if not pending[s].startswith(b"HTTP/1.1 101"):
+                    raise AssertionError(f"handshake refused: {pending[s][:80]!r}")
+                del pending[s]
+                sel.unregister(s)
+    sel.close()
+    return socks
+
+
+class ConnectionWaveTest(unittest.TestCase):
+    def test_sessions_freed_by_a_wave_of_clients_are_handed_back(self):
+        gateway = GatewayProcess(["--admin", "127.0.0.1:0", "--pool-shed-period", PERIOD, "--max-connections",
+                                  str(WAVE + 100)], echo=True)
+        gateway.start()
+        self.addCleanup(gateway.stop)
+        admin = admin_port_of(gateway)
+
+        def value(name: str) -> float:
+            return scrape(admin)[f"framegate_gateway_{name}"].value()
+
+        socks = open_idle_websockets(gateway.port, WAVE)
+        until("the gateway to count every connection", lambda: value("connections_active") == WAVE or None, timeout=20)
+        trims_before = value("memory_trims_total")
+        for s in socks:
+            s.close()
+        until("a trim after the wave left", lambda: value("memory_trims_total") > trims_before or None, timeout=20)
+        self.assertEqual(value("pool_shed_bytes_total"), 0.0, "no pool had anything to shed")
 
 
 if __name__ == "__main__":
