@@ -368,7 +368,7 @@ ROWS = [
               [rate(f"{GW}pool_shed_bytes_total", legend="gateway"),
                rate(f"{WK}pool_shed_bytes_total", legend="workers")], "Bps"),
         Panel("Memory handed back", "Times a process gave freed memory back to the kernel (malloc_trim) "
-              "once its pools shed, or (gateway) connections that left freed, 1 MiB or more: at most once per 10 s "
+              "once its pools shed, or connections that left freed, 1 MiB or more: at most once per 10 s "
               "each.",
               [rate(f"{GW}memory_trims_total", legend="gateway"),
                rate(f"{WK}memory_trims_total", legend="workers")], "ops"),

@@ -46,7 +46,8 @@ void write_apps(metrics::exposition& out, const worker_view& w) {
               "--pool-shed-period (after a burst).",
               static_cast<double>(w.core.pool_bytes_shed));
   out.counter("framegate_worker_memory_trims_total",
-              "Times freed memory was handed back to the kernel (malloc_trim) after the pools shed at least 1 MiB.",
+              "Times freed memory was handed back to the kernel (malloc_trim) once the pool shed, or connections "
+              "that left freed, at least 1 MiB.",
               static_cast<double>(w.core.memory_trims));
   out.counter("framegate_worker_turns_deferred_total",
               "Dispatch turns that ended within their budgets with client messages still queued.",

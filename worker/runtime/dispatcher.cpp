@@ -62,7 +62,14 @@ dispatcher::dispatcher(std::string worker_id, app_registry& apps, link_output& o
 void dispatcher::shed_unused_memory() {
   const std::size_t bytes = payloads_.shed_unused();
   stats_.pool_bytes_shed += bytes;
-  if (release_shed_memory(bytes)) ++stats_.memory_trims;
+  // Connections gone for good since the period's peak freed their entries
+  // (and the table's buckets, sized for the peak, shrink to what is left):
+  // after a wave of clients leaves, that memory goes back with the pool's.
+  // A steady churn keeps its peak near its count and adds nothing.
+  const std::size_t gone = conns_peak_since_shed_ - conns_.size();
+  conns_peak_since_shed_ = conns_.size();
+  if (gone > 0) conns_.rehash(0);
+  if (release_shed_memory(bytes + gone * (sizeof(entry) + sizeof(connection)))) ++stats_.memory_trims;
 }
 
 app_stats* dispatcher::stats_of(const app* handler) noexcept {
@@ -276,6 +283,7 @@ void dispatcher::on_opened(std::uint32_t link, const pb::ConnectionOpened& m) {
   connection& c = *conn;
   app_stats& counted = *stats_of(handler);
   conns_.emplace(m.conn_id(), entry{std::move(conn), handler, &counted, link, {}, false});
+  conns_peak_since_shed_ = std::max(conns_peak_since_shed_, conns_.size());
   ++stats_.connections_opened;
   if (m.resumed()) ++stats_.connections_resumed;
   ++counted.opened;

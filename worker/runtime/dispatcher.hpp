@@ -121,7 +121,9 @@ class dispatcher final : public api {
 
   [[nodiscard]] const dispatcher_stats& stats() const noexcept { return stats_; }
   // Once per period (the runtime's housekeeping): the payload strings kept
-  // for reuse that the period did not need are freed.
+  // for reuse that the period did not need are freed, and with the entries
+  // of connections gone since the period's peak, handed back to the kernel
+  // once they add up (memory_release.hpp).
   void shed_unused_memory();
   // One per mounted app, in mount order.
   [[nodiscard]] const std::vector<app_stats>& per_app() const noexcept { return app_stats_; }
@@ -191,7 +193,8 @@ class dispatcher final : public api {
   hub_listener* hub_ = nullptr;
 
   std::unordered_map<conn_id, entry> conns_;
-  std::deque<conn_id> ready_;  // connections with queued messages, in serving order
+  std::size_t conns_peak_since_shed_ = 0;  // the most connections at once since the last shed_unused_memory()
+  std::deque<conn_id> ready_;              // connections with queued messages, in serving order
   std::size_t queued_ = 0;
   // Connections whose state changed this turn -> the state the gateway has.
   std::unordered_map<conn_id, connection_state> state_sent_;

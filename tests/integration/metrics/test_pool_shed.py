@@ -10,10 +10,11 @@ later they are freed (more than 1 MiB: the gateway hands the memory back to
 the kernel too); a small message each leaves payload strings in the
 worker's pool, and the worker frees those.
 
-A wave of connections: 6,000 clients open their WebSocket, say nothing and
-leave. No pool holds anything, but their sessions (over 1 MiB together)
-were freed, so the gateway hands the memory back to the kernel all the
-same: one trim, no pool bytes shed.
+A wave of connections: 6,000 clients open their WebSocket to /echo (a
+worker's app), say nothing and leave. No pool holds anything, but the
+gateway's sessions and the worker's connection entries (over 1 MiB each)
+were freed, so both hand the memory back to the kernel all the same: a
+trim each, no pool bytes shed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, HERE)
 
 from exposition import scrape  # noqa: E402
-from framegate_harness import OP_BINARY, GatewayProcess, WsClient, admin_port_of, build_frame  # noqa: E402
+from framegate_harness import OP_BINARY, WsClient, build_frame  # noqa: E402
 from local_cluster import LocalCluster, until  # noqa: E402
 
 CLIENTS = 80
@@ -93,10 +94,10 @@ class PoolShedTest(unittest.TestCase):
 WAVE = 6000
 
 
-def open_idle_websockets(port: int, count: int, timeout: float = 60.0) -> list[socket.socket]:
-    """`count` upgraded WebSocket connections to 127.0.0.1:port, opened together."""
+def open_idle_websockets(port: int, path: str, count: int, timeout: float = 60.0) -> list[socket.socket]:
+    """`count` upgraded WebSocket connections to 127.0.0.1:port/path, opened together."""
     sel = selectors.DefaultSelector()
-    request = (f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    request = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\n"
                "Sec-WebSocket-Version: 13\r\n\r\n").encode()
     socks, pending = [], {}
@@ -124,24 +125,34 @@ def open_idle_websockets(port: int, count: int, timeout: float = 60.0) -> list[s
 
 
 class ConnectionWaveTest(unittest.TestCase):
-    def test_sessions_freed_by_a_wave_of_clients_are_handed_back(self):
-        gateway = GatewayProcess(["--admin", "127.0.0.1:0", "--pool-shed-period", PERIOD, "--max-connections",
-                                  str(WAVE + 100)], echo=True)
-        gateway.start()
-        self.addCleanup(gateway.stop)
-        admin = admin_port_of(gateway)
+    def setUp(self) -> None:
+        self.cluster = LocalCluster(gateway_args=["--admin", "127.0.0.1:0", "--pool-shed-period", PERIOD,
+                                                  "--max-connections", str(WAVE + 100)],
+                                    worker_args=["--admin", "127.0.0.1:0", "--pool-shed-period", PERIOD],
+                                    prefix="fg-wave-")
+        self.addCleanup(self.cluster.stop)
+        self.cluster.start()
 
-        def value(name: str) -> float:
-            return scrape(admin)[f"framegate_gateway_{name}"].value()
+    def metric(self, admin: int, name: str) -> float:
+        return scrape(admin)[name].value()
 
-        socks = open_idle_websockets(gateway.port, WAVE)
-        until("the gateway to count every connection", lambda: value("connections_active") == WAVE or None, timeout=20)
-        trims_before = value("memory_trims_total")
+    def test_memory_freed_by_a_wave_of_clients_is_handed_back(self):
+        gateway, worker = self.cluster.admin, self.cluster.worker_admins[0]
+        socks = open_idle_websockets(self.cluster.port, "/echo", WAVE)
+        until("the worker to hold every connection",
+              lambda: self.metric(worker, "framegate_worker_connections") == WAVE or None, timeout=30)
+        trims_before = {"gateway": self.metric(gateway, "framegate_gateway_memory_trims_total"),
+                        "worker": self.metric(worker, "framegate_worker_memory_trims_total")}
         for s in socks:
             s.close()
-        until("a trim after the wave left", lambda: value("memory_trims_total") > trims_before or None, timeout=20)
-        self.assertEqual(value("pool_shed_bytes_total"), 0.0, "no pool had anything to shed")
-
+        until("a trim in the gateway after the wave left",
+              lambda: self.metric(gateway, "framegate_gateway_memory_trims_total") > trims_before["gateway"] or None,
+              timeout=20)
+        until("a trim in the worker after the wave left",
+              lambda: self.metric(worker, "framegate_worker_memory_trims_total") > trims_before["worker"] or None,
+              timeout=20)
+        self.assertEqual(self.metric(gateway, "framegate_gateway_pool_shed_bytes_total"), 0.0,
+                         "no gateway pool had anything to shed")
 
 if __name__ == "__main__":
     unittest.main()
