@@ -151,11 +151,13 @@ void io_thread::shed_pools() {
   bytes += ws::inflater_pool::this_thread().shed_unused() * ws::inflater::memory_bound(15);
   counters_.pool_bytes_shed += bytes;
   // Connections gone for good since the period's peak freed their sessions
-  // too: after a wave of clients leaves, their heap pages go back with the
-  // pools'. A steady churn keeps its peak near its count and adds nothing.
+  // (and the sink's tables may hand back buckets sized for the peak): after
+  // a wave of clients leaves, their heap pages go back with the pools'. A
+  // steady churn keeps its peak near its count and adds nothing.
   const std::size_t sessions_gone = session_peak_since_shed_ - session_count_;
   session_peak_since_shed_ = session_count_;
-  if (release_shed_memory(bytes + sessions_gone * sizeof(session))) ++counters_.memory_trims;
+  const std::size_t tables = sink_->shed_unused();
+  if (release_shed_memory(bytes + tables + sessions_gone * sizeof(session))) ++counters_.memory_trims;
 }
 
 void io_thread::begin_shutdown() {

@@ -5,6 +5,7 @@
 // is made on that thread, so an implementation needs no locks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -76,6 +77,9 @@ class message_sink {
   virtual void stop() {}
   // A scrape: add what the sink counts (routing, workers) to the thread's snapshot.
   virtual void snapshot(thread_snapshot&) const {}
+  // Once per --pool-shed-period: free what the sink kept for a peak of
+  // connections that has passed; returns the bytes freed.
+  virtual std::size_t shed_unused() { return 0; }
 };
 
 }  // namespace fg::gateway

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/shrink_buckets.hpp"
 #include "gateway/routing/link_port.hpp"
 
 namespace fg::gateway {
@@ -19,6 +20,8 @@ class room_hub {
   void publish(const framegate::link::BrokerPublish& p);
   void forget(link_port& link);
   [[nodiscard]] std::size_t rooms() const noexcept { return members_.size(); }
+  // The room table's buckets, once most of its rooms are gone; the bytes freed.
+  std::size_t shed_unused() { return shrink_buckets(members_); }
 
  private:
   std::unordered_map<std::string, std::vector<link_port*>> members_;

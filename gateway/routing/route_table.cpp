@@ -7,6 +7,7 @@
 #include "common/link/codec.hpp"
 #include "common/link/send_encoder.hpp"
 #include "common/logging.hpp"
+#include "common/shrink_buckets.hpp"
 #include "common/utf8.hpp"
 
 namespace fg::gateway {
@@ -139,6 +140,12 @@ void route_table::snapshot(thread_snapshot& snap) const {
     row.worker = id;
     snap.workers.push_back(std::move(row));
   }
+}
+
+std::size_t route_table::shed_unused() {
+  std::size_t bytes = shrink_buckets(routes_);
+  if (hub_) bytes += hub_->shed_unused();
+  return bytes;
 }
 
 // ---------------------------------------------------------------- clients

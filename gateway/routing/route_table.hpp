@@ -74,6 +74,7 @@ class route_table : public message_sink, public link_events {
   bool hold_close(connection& c) override;
   void stop() override;
   void snapshot(thread_snapshot& snap) const override;
+  std::size_t shed_unused() override;
 
   // link_events: the workers' links to this thread.
   void on_link_opened(link_port& link) override;

@@ -7,6 +7,7 @@
 
 #include "common/close_codes.hpp"
 #include "common/memory_release.hpp"
+#include "common/shrink_buckets.hpp"
 
 namespace fg::worker {
 
@@ -63,13 +64,13 @@ void dispatcher::shed_unused_memory() {
   const std::size_t bytes = payloads_.shed_unused();
   stats_.pool_bytes_shed += bytes;
   // Connections gone for good since the period's peak freed their entries
-  // (and the table's buckets, sized for the peak, shrink to what is left):
-  // after a wave of clients leaves, that memory goes back with the pool's.
-  // A steady churn keeps its peak near its count and adds nothing.
+  // (and the table's buckets, once they are several times what is left,
+  // shrink): after a wave of clients leaves, that memory goes back with the
+  // pool's. A steady churn keeps its peak near its count and adds nothing.
   const std::size_t gone = conns_peak_since_shed_ - conns_.size();
   conns_peak_since_shed_ = conns_.size();
-  if (gone > 0) conns_.rehash(0);
-  if (release_shed_memory(bytes + gone * (sizeof(entry) + sizeof(connection)))) ++stats_.memory_trims;
+  const std::size_t buckets = shrink_buckets(conns_);
+  if (release_shed_memory(bytes + buckets + gone * (sizeof(entry) + sizeof(connection)))) ++stats_.memory_trims;
 }
 
 app_stats* dispatcher::stats_of(const app* handler) noexcept {

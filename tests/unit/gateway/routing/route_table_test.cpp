@@ -318,6 +318,21 @@ TEST_F(route_table_test, a_worker_closes_a_connection_and_hears_it_closed) {
   EXPECT_EQ(closed[1].closed().closer(), pb::CLOSER_CLIENT);
 }
 
+TEST_F(route_table_test, a_wave_of_clients_leaving_hands_the_routes_buckets_back_once) {
+  auto& w = worker("w1");
+  for (std::uint64_t id = 1; id <= 3000; ++id) open(id);
+  EXPECT_EQ(table().shed_unused(), 0u);  // every route still there
+  for (std::uint64_t id = 31; id <= 3000; ++id) conns_[id - 1]->client_closes();
+  EXPECT_GT(table().shed_unused(), 0u);
+  EXPECT_EQ(table().shed_unused(), 0u);  // already the size the thirty left need
+  // The routes that stayed still lead to their worker.
+  message(*conns_[29], "still here");
+  const auto m = w.messages();
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].conn_id(), 30u);
+  EXPECT_EQ(m[0].payload(), "still here");
+}
+
 // ---------------------------------------------------------------- credits
 
 TEST_F(route_table_test, a_worker_out_of_credit_pauses_its_clients_until_it_acknowledges) {
@@ -568,6 +583,26 @@ TEST_F(route_table_test, the_hub_on_thread_0_relays_a_publish_to_subscribed_work
   a.close("killed");  // forgotten by the hub
   b.deliver(pub);
   EXPECT_EQ(b.of(pb::Envelope::kBrokerDeliver).size(), 2u);
+}
+
+TEST_F(route_table_test, the_hub_hands_back_the_buckets_of_rooms_gone_with_their_worker) {
+  auto& a = worker("w1");
+  auto& b = worker("w2");
+  pb::Envelope sub;
+  for (int i = 0; i < 2000; ++i) sub.mutable_broker_subscribe()->add_subscribe("room-" + std::to_string(i));
+  a.deliver(sub);
+  pb::Envelope lobby;
+  lobby.mutable_broker_subscribe()->add_subscribe("lobby");
+  b.deliver(lobby);
+  EXPECT_EQ(table().shed_unused(), 0u);
+  a.close("killed");  // its 2,000 rooms go with it
+  EXPECT_GT(table().shed_unused(), 0u);
+  // The room left is still relayed.
+  pb::Envelope pub;
+  pub.mutable_broker_publish()->set_room("lobby");
+  pub.mutable_broker_publish()->set_payload("{}");
+  b.deliver(pub);
+  EXPECT_EQ(b.of(pb::Envelope::kBrokerDeliver).size(), 1u);
 }
 
 TEST_F(route_table_test, other_threads_run_no_hub) {
