@@ -113,20 +113,27 @@ void redis_cluster_broker::want_refresh() {
 void redis_cluster_broker::tick() {
   if (stopped_) return;
   const auto now = std::chrono::steady_clock::now();
+  const bool broken = degraded();
+  if (!broken)
+    degraded_since_.reset();
+  else if (!degraded_since_)
+    degraded_since_ = now;
   if (refresh_sent_ && topology_ && topology_->failures_since_ready() > 0) {
     // The node refuses connections, or dropped the one the read was on (a
     // dead primary during a failover, a seed that is gone): the next node
     // in turn, at this tick's pace, rather than after topology_timeout.
-    const redis_endpoint left = candidates_[candidate_];
-    next_topology_node(next_read::at_next_tick);
-    if (address_of(candidates_[candidate_]) != address_of(left))
-      log_->warn("redis cluster: cannot reach {} for the slot map: asking {}", left.describe(),
-                 candidates_[candidate_].describe());
+    leave_topology_node("cannot be reached for the slot map");
   } else if (refresh_sent_ && now - refresh_started_ > options_.topology_timeout) {
     log_->warn("redis cluster: {} did not answer CLUSTER SHARDS within {} ms: asking another node",
                candidates_[candidate_].describe(), options_.topology_timeout.count());
     next_topology_node();
-  } else if (!refresh_sent_ && (refresh_wanted_ || degraded() || now - last_refresh_ >= options_.refresh_interval)) {
+  } else if (!refresh_sent_ && degraded_since_ && now - *degraded_since_ > options_.topology_timeout) {
+    // Reading this node again and again gives the same map (a node cut off
+    // from the majority still names the primary the others replaced, or a
+    // failed shard they have taken over); during a failover every node
+    // says the same, and moving on costs one connection per timeout.
+    leave_topology_node("gave slot maps that left a shard down or silent for the topology timeout");
+  } else if (!refresh_sent_ && (refresh_wanted_ || broken || now - last_refresh_ >= options_.refresh_interval)) {
     refresh();
   }
   tick_timer_.expires_after(options_.refresh_retry);
@@ -178,9 +185,17 @@ void redis_cluster_broker::on_shards_reply(const redisReply* r) {
   if (map_->unclaimed_slots() > 0) next_topology_node(next_read::at_next_tick);
 }
 
+void redis_cluster_broker::leave_topology_node(std::string_view why) {
+  const redis_endpoint left = candidates_[candidate_];
+  next_topology_node(next_read::at_next_tick);
+  if (address_of(candidates_[candidate_]) != address_of(left))
+    log_->warn("redis cluster: {} {}: asking {}", left.describe(), why, candidates_[candidate_].describe());
+}
+
 void redis_cluster_broker::next_topology_node(next_read when) {
   refresh_sent_ = false;
   refresh_wanted_ = true;
+  degraded_since_.reset();  // the next node's maps get their own time
   // The seeds, then every node the last map named (replicas too: after a
   // failover they are the ones that answer).
   std::vector<redis_endpoint> next = options_.seeds;

@@ -66,7 +66,9 @@ struct redis_cluster_options {
   std::chrono::milliseconds refresh_retry{250};
   // A node that does not answer CLUSTER SHARDS within this is left for the
   // next; one that refuses the connection or drops it, at the next
-  // refresh_retry tick.
+  // refresh_retry tick. So is one whose maps have left the broker degraded
+  // (a shard down or not answering) for this long: a node cut off from the
+  // cluster's majority answers with a map the majority has moved past.
   std::chrono::milliseconds topology_timeout{2000};
 };
 
@@ -128,6 +130,8 @@ class redis_cluster_broker final : public running_broker, private redis_connecti
   enum class next_read { now, at_next_tick };
   void connect_topology(next_read when = next_read::now);
   void next_topology_node(next_read when = next_read::now);
+  // next_topology_node() at tick()'s pace, logging `why` when the node changes.
+  void leave_topology_node(std::string_view why);
   void apply(slot_map map);
   [[nodiscard]] bool degraded() const;
 
@@ -161,6 +165,9 @@ class redis_cluster_broker final : public running_broker, private redis_connecti
   std::uint64_t topology_generation_ = 0;  // a reply for an older connection is ignored
   bool refresh_wanted_ = true, refresh_sent_ = false, refresh_posted_ = false;
   std::chrono::steady_clock::time_point refresh_started_{}, last_refresh_{};
+  // Since when the maps of the current topology node have left the broker
+  // degraded (none while it is not).
+  std::optional<std::chrono::steady_clock::time_point> degraded_since_;
   boost::asio::steady_timer tick_timer_;
   std::optional<slot_map> map_;
   bool stopped_ = false;

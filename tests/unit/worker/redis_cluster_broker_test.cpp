@@ -3,8 +3,9 @@
 // subscriptions, every message once and in order (large ones too, read in
 // pieces by the reply sink), publishes the cluster refuses while a slot
 // has no owner (CLUSTERDOWN) sent again, in order, once it has one, a
-// seed whose map lacks a slot left for one whose map is whole, and a seed
-// that refuses connections left at once, not after the topology timeout.
+// seed whose map lacks a slot left for one whose map is whole, a seed
+// that refuses connections left at once, not after the topology timeout,
+// and a seed whose map names a dead primary left after the timeout.
 // Slot moves and failovers between nodes: tests/integration/redis.
 #include "worker/broker/redis_cluster_broker.hpp"
 
@@ -253,6 +254,40 @@ TEST_F(RedisClusterBroker, ASeedThatRefusesConnectionsIsLeftWithoutWaitingForThe
   a.broker->publish("after", "mapped");
   ASSERT_TRUE(run_until([&] { return a.got.size() == 1; }));
   EXPECT_EQ(a.got, (std::vector<std::string>{"after mapped"}));
+}
+
+TEST_F(RedisClusterBroker, ASeedWhoseMapKeepsNamingADeadPrimaryIsLeftAfterTheTopologyTimeout) {
+  // The first seed answers, but with the view of a node cut off from the
+  // cluster's majority: every slot on a primary that is gone (killed here;
+  // alone, the seed can never mark it failed, so its map never changes).
+  // The second seed stands for the majority, whose map works.
+  fg::test::scoped_temp_dir stale_dir{"fg-cluster-stale"}, dead_dir{"fg-cluster-dead"};
+  fg::test::redis_server stale{fg::test::redis_server::cluster_node_tag{}};
+  fg::test::redis_server dead{fg::test::redis_server::cluster_node_tag{}};
+  const std::string sd = stale_dir.path().native(), dd = dead_dir.path().native();
+  ASSERT_TRUE(stale.start({"--cluster-enabled", "yes", "--cluster-config-file", sd + "/nodes.conf", "--dir", sd}));
+  ASSERT_TRUE(dead.start({"--cluster-enabled", "yes", "--cluster-config-file", dd + "/nodes.conf", "--dir", dd}));
+  ASSERT_EQ(stale.command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(dead.port())}), "OK");
+  ASSERT_EQ(dead.command({"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "OK");
+  ASSERT_TRUE(wait_for([&] {
+    return stale.command({"CLUSTER", "INFO"}).find("cluster_slots_assigned:16384") != std::string::npos;
+  })) << "the stale seed never learned the other node's slots";
+  dead.kill();
+
+  member& a =
+      add_member("127.0.0.1:" + std::to_string(stale.port()) + ",127.0.0.1:" + std::to_string(server_.port()), 500ms);
+  ASSERT_TRUE(run_until([&] { return a.broker->report().up; }, 8000ms))
+      << "still on the stale seed's map: " << a.broker->report().cluster_shards << " shards";
+  a.broker->subscribe("majority");
+  ASSERT_TRUE(subscribed("majority", 1));
+  a.broker->publish("majority", "heard");
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 1; }));
+  EXPECT_EQ(a.got, (std::vector<std::string>{"majority heard"}));
+  // The working map stays: the stale seed is not read again while it works.
+  io_.restart();
+  io_.run_for(1500ms);
+  EXPECT_TRUE(a.broker->report().up);
+  stale.kill();
 }
 
 }  // namespace
