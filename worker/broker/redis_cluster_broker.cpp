@@ -114,10 +114,12 @@ void redis_cluster_broker::tick() {
   if (stopped_) return;
   const auto now = std::chrono::steady_clock::now();
   const bool broken = degraded();
-  if (!broken)
+  if (!broken) {
     degraded_since_.reset();
-  else if (!degraded_since_)
+    node_changes_logged_ = false;
+  } else if (!degraded_since_) {
     degraded_since_ = now;
+  }
   if (refresh_sent_ && topology_ && topology_->failures_since_ready() > 0) {
     // The node refuses connections, or dropped the one the read was on (a
     // dead primary during a failover, a seed that is gone): the next node
@@ -188,8 +190,12 @@ void redis_cluster_broker::on_shards_reply(const redisReply* r) {
 void redis_cluster_broker::leave_topology_node(std::string_view why) {
   const redis_endpoint left = candidates_[candidate_];
   next_topology_node(next_read::at_next_tick);
-  if (address_of(candidates_[candidate_]) != address_of(left))
-    log_->warn("redis cluster: {} {}: asking {}", left.describe(), why, candidates_[candidate_].describe());
+  if (address_of(candidates_[candidate_]) == address_of(left)) return;
+  // A shard down for good (no replica left) keeps the turn going every
+  // topology_timeout: said once per outage, then at debug level.
+  log_->log(node_changes_logged_ ? spdlog::level::debug : spdlog::level::warn, "redis cluster: {} {}: asking {}",
+            left.describe(), why, candidates_[candidate_].describe());
+  node_changes_logged_ = true;
 }
 
 void redis_cluster_broker::next_topology_node(next_read when) {

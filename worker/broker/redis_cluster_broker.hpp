@@ -168,6 +168,7 @@ class redis_cluster_broker final : public running_broker, private redis_connecti
   // Since when the maps of the current topology node have left the broker
   // degraded (none while it is not).
   std::optional<std::chrono::steady_clock::time_point> degraded_since_;
+  bool node_changes_logged_ = false;  // leave_topology_node() warned during this outage
   boost::asio::steady_timer tick_timer_;
   std::optional<slot_map> map_;
   bool stopped_ = false;
