@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell helpers shared by the benchmark scripts (sourced, not run).
 # Each script sets LOG_TAG (e.g. run_fanout) and WORK (its scratch directory).
 
@@ -162,6 +163,7 @@ start_redis() {  # a fresh redis-server on a free loopback port: sets REDIS_PID,
 
 # wait_listening FILE PATTERN: waits for PATTERN (ending in :PORT) in FILE
 # while SERVER_PID lives; sets PORT.
+# shellcheck disable=SC2034  # PORT is for the scripts that source this
 wait_listening() {
   local file=$1 pattern=$2 i line
   for ((i = 0; i < 300; ++i)); do
@@ -179,6 +181,7 @@ wait_listening() {
 
 # Waits up to QUIET_WAIT s for the 1-minute load average to drop below 1.0;
 # sets LOAD_BEFORE and DISTURBED.
+# shellcheck disable=SC2034  # LOAD_BEFORE and DISTURBED are for the scripts that source this
 wait_quiet() {
   local waited=0 load
   load=$(cut -d' ' -f1 /proc/loadavg)
@@ -236,6 +239,7 @@ start_rooms_server() {
       # FRAMEGATE_THREADS); unset, 0: one per core, as in every run recorded
       # before framegate up's own default became half the cores.
       GATEWAY_ADMIN="127.0.0.1:$(free_port)"
+      # shellcheck disable=SC2153  # WORKERS is set by the script that sources this
       FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" \
         --admin "$GATEWAY_ADMIN" --worker-admin 127.0.0.1:0 --log-level info "$@" >"$WORK/server.log" 2>&1 &
       SERVER_PID=$!

@@ -70,7 +70,7 @@ trace() {
       ;;
     strace)
       # Every thread: strace -p follows only the ones it is given.
-      tids=$(ls "/proc/$pid/task" | paste -sd, -)
+      tids=$(find "/proc/$pid/task" -mindepth 1 -maxdepth 1 -printf '%f\n' | paste -sd, -)
       timeout -s INT "$TRACE_SECONDS" strace -c -p "$tids" -o "$out" >/dev/null 2>&1 || true
       [[ -s "$out" ]] || return 1
       awk -v name="$name" '$NF != "total" && $4 ~ /^[0-9]+$/ { printf " %s=%s", $NF, $4 } END { print "" }' "$out" |

@@ -97,7 +97,7 @@ with open(out, "a") as f:
 EOF
   wait "$lg" || echo "[$LOG_TAG] $step: loadgen exit code $? (see below)" >&2
   sed 's/^/    /' "$WORK/$step.txt" >&2
-  stop_server
+  stop_server server
   stop_redis
 }
 

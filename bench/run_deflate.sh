@@ -46,12 +46,12 @@ if ((QUICK)); then
   SEED_ARGS=(--mode rate --connections 200 --size 256 --rate-per-conn-ms 10 --warmup 0.5 --duration 3)
   BROADCAST_ARGS=(--mode rooms --rooms 1 --members 200 --publishers 5 --publish-rate 10 --duration 3)
   IDLE_N=2000
-  IDLE_ARGS=(--mode idle --connections $IDLE_N --duration 1 --source-ips 127.0.0.2,127.0.0.3)
+  IDLE_ARGS=(--mode idle --connections "$IDLE_N" --duration 1 --source-ips "127.0.0.2,127.0.0.3")
 else
   SEED_ARGS=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 10 --warmup 2 --duration 20)
   BROADCAST_ARGS=(--mode rooms --rooms 1 --members 1000 --publishers 10 --publish-rate 10 --duration 15)
   IDLE_N=15000
-  IDLE_ARGS=(--mode idle --connections $IDLE_N --duration 5 --source-ips 127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5)
+  IDLE_ARGS=(--mode idle --connections "$IDLE_N" --duration 5 --source-ips "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5")
 fi
 BROADCAST_ARGS+=(--publish-size 1024 --join-settle 1 --drain 2 --drain-max 10 --connect-rate 2000)
 
@@ -63,7 +63,7 @@ need_node_modules ws redis
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 WORK=$(mktemp -d /tmp/deflate-bench.XXXXXX)
-SERVER_PID="" REDIS_PID="" LINK_DIR=""
+SERVER_PID="" REDIS_PID=""
 declare -a PROBES=()
 stop_all_on_exit
 

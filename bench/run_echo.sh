@@ -110,7 +110,7 @@ if [[ $QUICK == 1 ]]; then
   W64_ARGS=(--mode window --connections 20 --window 16 --size 64 --warmup 0.5 --duration 2)
   W1K_ARGS=(--mode window --connections 20 --window 16 --size 1024 --warmup 0.5 --duration 2)
   IDLE_N=1000
-  IDLE_ARGS=(--mode idle --connections $IDLE_N --duration 1 --source-ips 127.0.0.2,127.0.0.3)
+  IDLE_ARGS=(--mode idle --connections "$IDLE_N" --duration 1 --source-ips "127.0.0.2,127.0.0.3")
 else
   RATE_ARGS=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 10 --warmup 2 --duration 20)
   RATE50K_SHAPE=(--mode rate --connections 1000 --size 256 --rate-per-conn-ms 20)
@@ -118,7 +118,7 @@ else
   W64_ARGS=(--mode window --connections 100 --window 16 --size 64 --warmup 1 --duration 10)
   W1K_ARGS=(--mode window --connections 100 --window 16 --size 1024 --warmup 1 --duration 10)
   IDLE_N=15000
-  IDLE_ARGS=(--mode idle --connections $IDLE_N --duration 5 --source-ips 127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5)
+  IDLE_ARGS=(--mode idle --connections "$IDLE_N" --duration 5 --source-ips "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5")
 fi
 
 # The two cores are shared by the server and the load generator; anything
@@ -176,6 +176,7 @@ stop_servers() {  # the sampler, the workers and the gateway (or node)
     LINK_DIR=""
   fi
 }
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   stop_servers
   rm -rf "$RAW_DIR"

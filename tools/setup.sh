@@ -24,6 +24,7 @@ packages=(
   # and the live compose test (label compose): debootstrap for its base image, no registry needed
   debootstrap
   clang libclang-rt-14-dev clang-format clang-tidy
+  shellcheck  # tools/lint_shell.sh (ctest lint_shell)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-matplotlib linux-perf)
@@ -59,7 +60,9 @@ if ((${#missing[@]})); then
   # Services a machine already had are left alone.
   if [[ -d /run/systemd/system ]]; then
     for service in prometheus nginx; do
-      [[ " ${missing[*]} " == *" $service "* ]] && systemctl disable --now --quiet "$service" 2>/dev/null || true
+      if [[ " ${missing[*]} " == *" $service "* ]]; then
+        systemctl disable --now --quiet "$service" 2>/dev/null || true
+      fi
     done
   fi
 fi

@@ -188,6 +188,10 @@ make_network() {
   done
 }
 
+whole_in() { # VALUE MIN MAX: VALUE is a whole number (decimal) from MIN to MAX
+  [[ $1 =~ ^[0-9]+$ ]] && ((10#$1 >= $2 && 10#$1 <= $3))
+}
+
 wait_for() { # SECONDS CMD...: polls CMD every 0.2 s
   local deadline=$((SECONDS + $1))
   shift
@@ -456,11 +460,11 @@ cmd_up() {
     esac
     shift
   done
-  [[ $HOSTS =~ ^[0-9]+$ ]] && ((HOSTS >= 1 && HOSTS <= 200)) || die "--hosts: 1 to 200"
+  whole_in "$HOSTS" 1 200 || die "--hosts: 1 to 200"
   [[ $REDIS_MODE == cluster || $REDIS_MODE == single ]] || die "--redis-mode: cluster or single"
   [[ $DELAY_MS =~ ^[0-9]+$ ]] || die "--delay-ms: a whole number of milliseconds"
-  [[ $WORKERS_PER_HOST =~ ^[0-9]+$ ]] && ((WORKERS_PER_HOST >= 1)) || die "--workers-per-host: at least 1"
-  [[ $CLIENT_ADDRS =~ ^[0-9]+$ ]] && ((CLIENT_ADDRS <= 240)) || die "--client-addrs: 0 to 240"
+  whole_in "$WORKERS_PER_HOST" 1 1000 || die "--workers-per-host: 1 to 1000"
+  whole_in "$CLIENT_ADDRS" 0 240 || die "--client-addrs: 0 to 240"
   BUILD_DIR=$(cd "$BUILD_DIR" 2>/dev/null && pwd) || die "--build-dir: no such directory"
   if ((!REDIS_ONLY)); then
     local bin
@@ -491,7 +495,7 @@ cmd_up() {
   exec {lock_fd}>"${TMPDIR:-/tmp}/framegate-multihost.lock"
   flock "$lock_fd"
   [[ -n $SLOT ]] || SLOT=$(pick_slot)
-  [[ $SLOT =~ ^[0-9]+$ ]] && ((SLOT < 128)) || die "--slot: 0 to 127"
+  whole_in "$SLOT" 0 127 || die "--slot: 0 to 127"
   RUN_ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
   PREFIX="fgmh-$RUN_ID"
   ROOT_LINK="fgmh$RUN_ID"
@@ -684,7 +688,7 @@ cmd_status() {
 # --- helpers for tests --------------------------------------------------------------
 
 host_index_arg() {
-  [[ ${1:-} =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= HOSTS)) || die "a host index from 1 to $HOSTS expected, got '${1:-}'"
+  whole_in "${1:-}" 1 "$HOSTS" || die "a host index from 1 to $HOSTS expected, got '${1:-}'"
 }
 
 cmd_link() { # up|down I
