@@ -26,7 +26,9 @@ std::string without_token_param(std::string_view query) {
   while (!query.empty()) {
     const auto end = query.find('&');
     const auto item = query.substr(0, end);
-    if (item.substr(0, item.find('=')) != token_query_param) {
+    // Named as find_token() finds it: a credential it would use is never
+    // handed on (" token=x" is the token too).
+    if (gateway::pair_name(item) != token_query_param) {
       if (!out.empty()) out += '&';
       out += item;
     }

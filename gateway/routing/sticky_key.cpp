@@ -19,8 +19,8 @@ bool find_pair(std::string_view list, char separator, std::string_view name, std
   while (!list.empty()) {
     const auto end = list.find(separator);
     const auto item = trim(list.substr(0, end));
-    const auto eq = item.find('=');
-    if (item.substr(0, eq) == name) {
+    if (pair_name(item) == name) {
+      const auto eq = item.find('=');
       value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
       return true;
     }
@@ -31,6 +31,11 @@ bool find_pair(std::string_view list, char separator, std::string_view name, std
 }
 
 }  // namespace
+
+std::string_view pair_name(std::string_view item) {
+  item = trim(item);
+  return item.substr(0, item.find('='));
+}
 
 bool find_query_param(std::string_view query, std::string_view name, std::string_view& value) {
   return find_pair(query, '&', name, value);

@@ -5,6 +5,9 @@
 // header that parses back, within the configured window, and that would
 // itself be a valid offer (the negotiation's own grammar). The headers
 // forwarded to workers come out once per name, lower-case, repeats joined.
+// The token found in the request (its Authorization header or its query,
+// and the whole input taken as a query) is a piece of that input, and the
+// query handed on to workers never carries a token find_token would take.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,6 +16,7 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "gateway/auth/token_source.hpp"
 #include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/ws/deflate_negotiation.hpp"
@@ -27,6 +31,18 @@ fg::http::handshake_options with_deflate() {
   o.deflate.server_takeover = o.deflate.client_takeover = true;
   o.deflate.max_window_bits = 10;
   return o;
+}
+
+bool within(std::string_view part, std::string_view whole) {
+  return part.empty() || (part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size());
+}
+
+void check_token_source(std::string_view authorization, std::string_view query) {
+  if (const auto token = fg::auth::find_token(authorization, query))
+    check(within(*token, authorization) || within(*token, query));
+  const std::string handed_on = fg::auth::without_token_param(query);
+  check(handed_on.size() <= query.size());
+  check(!fg::auth::find_token({}, handed_on).has_value());
 }
 
 void check_extension(const fg::http::handshake_verdict& v, const fg::http::handshake_options& opt) {
@@ -56,6 +72,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   boost::beast::error_code ec;
   parser.put(boost::asio::buffer(data, size), ec);
   if (!parser.is_header_done()) return 0;
+
+  check_token_source({}, {reinterpret_cast<const char*>(data), size});
+  const auto target = parser.get().target();
+  const auto question = target.find('?');
+  const auto authorization = parser.get()[http::field::authorization];
+  check_token_source({authorization.data(), authorization.size()},
+                     question == std::string_view::npos
+                         ? std::string_view{}
+                         : std::string_view{target.data(), target.size()}.substr(question + 1));
 
   static const std::vector<std::string> extra{"x-team", "host"};
   const auto forwarded = fg::http::forwarded_headers(parser.get().base(), extra);

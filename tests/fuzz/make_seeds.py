@@ -213,6 +213,11 @@ HANDSHAKE_SEEDS = {
     "deflate_duplicate": request(b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits; "
                                  b"client_max_window_bits=10\r\n"),
     "deflate_malformed": request(b"Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=\"10\r\n"),
+    "token_in_query": request(replace=(b"GET /chat ", b"GET /chat?room=a&token=eyJ.x.y&b ")),
+    "token_bearer": request(b"Authorization: Bearer  eyJ.x.y \r\n"),
+    "token_other_scheme": request(b"Authorization: Basic dTpw\r\n", replace=(b"GET /chat ", b"GET /chat?token= ")),
+    # Taken whole as a query, an item " token=x" (blank first) is a token too.
+    "token_after_blank": request(b"X-Note: a& token=x\r\n"),
 }
 
 

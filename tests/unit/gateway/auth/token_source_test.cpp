@@ -23,6 +23,9 @@ TEST(TokenSource, TheTokenIsRemovedFromTheForwardedQuery) {
   EXPECT_EQ(without_token_param("a=1&token=x&b=2"), "a=1&b=2");
   EXPECT_EQ(without_token_param("token=x&token=y&room=r"), "room=r");
   EXPECT_EQ(without_token_param("tokens=1&a"), "tokens=1&a");
+  // Whatever find_token() takes as the token goes, blanks around it or not.
+  EXPECT_EQ(without_token_param("a=1& token=x&\ttoken=y"), "a=1");
+  EXPECT_FALSE(find_token("", without_token_param("a=1& token=x")).has_value());
   EXPECT_EQ(without_token_param(""), "");
 }
 
