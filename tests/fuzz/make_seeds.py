@@ -19,6 +19,7 @@ Input layouts (see the targets):
   link_envelope: [split seed][framed envelopes...]
   hot_envelopes: one Envelope body (no frame header), mostly Send and Message
   cluster_reply: RESP2 replies one after another (CLUSTER SHARDS, CLUSTER SLOTS, errors)
+  static_files: one request target of a plain GET (the directory is the target's own fixture)
   redis_inbound: [flags][channel message]  flags bit 0 deliver foreign messages,
                 bits 1-3 n: payload limit none (n=0) or 4<<n bytes,
                 bit 4: secret "fuzz" on channel framegate:room:R
@@ -466,6 +467,29 @@ CLUSTER_SEEDS = {
 }
 
 
+# Request targets for --static-dir: what is served, and the ways out of it.
+STATIC_SEEDS = {
+    "root": b"/",
+    "file_with_query": b"/app.js?v=2#top",
+    "sub_index": b"/sub/",
+    "upper_case_type": b"/sub/Style.CSS",
+    "inside_symlink": b"/sub/alias.js",
+    "escaped": b"/%61pp.js",
+    "dot_dot": b"/../outside.js",
+    "escaped_dot_dot": b"/%2e%2e/outside.js",
+    "escaped_slash": b"/sub%2f..%2f..%2foutside.js",
+    "symlink_out": b"/escape.js",
+    "symlink_dir_out": b"/up/outside.js",
+    "hidden": b"/.hidden.js",
+    "unknown_type": b"/notes.secret",
+    "too_big": b"/big.txt",
+    "nul": b"/app.js%00.html",
+    "bad_escape": b"/app%2",
+    "not_absolute": b"app.js",
+    "double_slash": b"//sub//index.html",
+}
+
+
 def write_corpus(name, seeds):
     directory = os.path.join(HERE, "corpus", name)
     os.makedirs(directory, exist_ok=True)
@@ -487,6 +511,7 @@ def main():
     write_corpus("redis_inbound", REDIS_SEEDS)
     write_corpus("jwt_token", JWT_SEEDS)
     write_corpus("cluster_reply", CLUSTER_SEEDS)
+    write_corpus("static_files", STATIC_SEEDS)
 
 
 if __name__ == "__main__":
