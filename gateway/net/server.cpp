@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/logging.hpp"
+#include "gateway/net/gateway_id.hpp"
 
 namespace fg::gateway {
 
@@ -16,7 +17,7 @@ using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT
 
 server::server(const gateway_config& config, sink_factory make_sink) : shared_{config, std::move(make_sink), {}} {
   std::random_device entropy;
-  shared_.gateway_id = fmt::format("{:08x}{:08x}", entropy(), entropy());
+  shared_.gateway_id = make_gateway_id((std::uint64_t{entropy()} << 32) | entropy());
   if (config.max_connections_per_ip != 0 || config.handshake_rate > 0) {
     per_ip_options o;
     o.max_connections = config.max_connections_per_ip;
