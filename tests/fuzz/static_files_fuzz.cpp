@@ -8,8 +8,6 @@
 // files inside it (the only ones that may be served), and what must never
 // be: a file beside it, a symlink inside it pointing there, a hidden file,
 // a file of an unknown type and one over the size limit.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -20,6 +18,7 @@
 
 #include "gateway/http/static_files.hpp"
 #include "tests/fuzz/check.hpp"
+#include "tests/unit/support/scoped_temp_dir.hpp"
 
 namespace {
 
@@ -34,11 +33,8 @@ void write(const fs::path& file, std::string_view content) { std::ofstream(file,
 
 class fixture {
  public:
-  fixture() {
-    std::string tmpl = (fs::temp_directory_path() / "fg-fuzz-static-XXXXXX").string();
-    check(::mkdtemp(tmpl.data()) != nullptr);
-    top_ = tmpl;
-    site_ = top_ / "site";
+  fixture() : site_(top_.path() / "site") {
+    const fs::path& top = top_.path();
     fs::create_directories(site_ / "sub");
     write(site_ / "index.html", std::string(servable) + "index");
     write(site_ / "app.js", std::string(servable) + "app");
@@ -47,22 +43,16 @@ class fixture {
     write(site_ / ".hidden.js", "SECRET hidden");
     write(site_ / "notes.secret", "SECRET unknown type");
     write(site_ / "big.txt", std::string(sf::max_file_bytes + 1, 'S'));
-    write(top_ / "outside.js", "SECRET outside");
-    fs::create_symlink(top_ / "outside.js", site_ / "escape.js");
-    fs::create_symlink(top_, site_ / "up");
+    write(top / "outside.js", "SECRET outside");
+    fs::create_symlink(top / "outside.js", site_ / "escape.js");
+    fs::create_symlink(top, site_ / "up");
     fs::create_symlink(site_ / "app.js", site_ / "sub" / "alias.js");  // inside: servable
   }
-  ~fixture() {
-    std::error_code ignored;
-    fs::remove_all(top_, ignored);
-  }
-  fixture(const fixture&) = delete;
-  fixture& operator=(const fixture&) = delete;
-
   [[nodiscard]] std::string site() const { return site_.string(); }
 
  private:
-  fs::path top_, site_;
+  fg::test::scoped_temp_dir top_{"fg-fuzz-static"};  // removed with everything in it
+  fs::path site_;
 };
 
 }  // namespace
