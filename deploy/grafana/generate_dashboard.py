@@ -283,9 +283,11 @@ ROWS = [
               "ready). 0 on any worker: its rooms reach only its local members until it reconnects.",
               [Query(f"{WK}broker_up", "{{broker}} {{instance}}")]),
         Panel("Publishes and deliveries", "Room publishes made by the apps and room messages delivered to them, "
-              "per second.",
+              "per second; and publishes held (a round trip) until their room's new subscription on the "
+              "publishing worker was acknowledged, so that its own members get them.",
               [rate(f"{WK}broker_publishes_total", legend="published"),
-               rate(f"{WK}broker_deliveries_total", legend="delivered")], "ops"),
+               rate(f"{WK}broker_deliveries_total", legend="delivered"),
+               rate(f"{WK}broker_held_publishes_total", legend="held for a new subscription")], "ops"),
         Panel("Publish round trip", "Redis PUBLISH, written to acknowledged. High: Redis is overloaded or far.",
               quantiles(f"{WK}broker_publish_seconds"), "s"),
         Panel("Outage losses", "Publishes buffered while Redis was unreachable, dropped (no other host got "

@@ -133,6 +133,7 @@ void redis_broker::stop() {
   sub_.stop();
   fail_history("the worker is stopping");
   pub_flowing_ = false;
+  release_held(true);  // into the outbox, to be counted with it
   // Written ones were probably published; the others never will be.
   for (const publish_record_ptr& r : outbox_.unwritten_records()) give_up(*r, "the worker stopped");
   if (const std::size_t unsent = outbox_.clear(); unsent > 0) {
@@ -159,6 +160,7 @@ broker_report report_of(const redis_broker_stats& s) {
   r.gaps = s.gaps;
   r.presence_reads = s.presence_reads;
   r.deflated_publishes = s.deflated_publishes;
+  r.held_publishes = s.held_publishes;
   r.deflated_deliveries = s.deflated_deliveries;
   return r;
 }
@@ -222,6 +224,7 @@ void redis_broker::unsubscribe(std::string_view room) {
   dedup_.forget_room(room);
   tops_.forget(room);
   fail_history("the room was left before its history came", room);
+  release_held();  // nobody here waits for the room's publishes now
   post_flush();
 }
 
@@ -300,6 +303,7 @@ void redis_broker::on_subscription_reply(const redisReply& r) {
     if (!take_sharded_answer(r, subscribe, room)) return;
     if (subs_.answered(room, subscribe)) try_start_flow();
     if (subscribe && subs_.wants(room)) lose_room(room);
+    release_held();
     return;
   }
   // hiredis may hand this callback a reply of another kind (it reuses the
@@ -325,7 +329,10 @@ void redis_broker::on_subscription_reply(const redisReply& r) {
     log_->info("redis: resubscribed to {} rooms", subs_.announced());
     try_start_flow();
   }
-  if (k == words_.subscribed) send_waiting_history();
+  if (k == words_.subscribed) {
+    release_held();
+    send_waiting_history();
+  }
 }
 
 bool redis_broker::take_sharded_answer(const redisReply& r, bool& subscribe, std::string& room) {
@@ -404,6 +411,8 @@ void redis_broker::on_down(redis_connection& c, std::string_view) {
   }
   // Whatever was owed locally can no longer be counted on to come back.
   deliver_all_locally(dedup_.take_owed());
+  // They go with the outbox: behind the flush's gate, or as an outage's loss.
+  release_held();
   try_start_flow();
 }
 
@@ -513,6 +522,16 @@ void redis_broker::publish(std::string_view room, std::string_view payload, publ
       deliver_locally(*r);
   }
   if (!pub_flowing_) ++stats_.buffered;
+  if (r->numbered && awaits_subscription(room)) {
+    ++stats_.held_publishes;
+    held_.push_back(std::move(r));
+    return;
+  }
+  enqueue(std::move(r));
+  send_outbox();
+}
+
+void redis_broker::enqueue(publish_record_ptr r) {
   for (const publish_record_ptr& dropped : outbox_.push(std::move(r))) {
     if (stats_.dropped++ == 0)
       log_->warn("redis: outbox full ({} publishes): dropping the oldest; other hosts miss them", outbox_.bound());
@@ -520,6 +539,23 @@ void redis_broker::publish(std::string_view room, std::string_view payload, publ
     give_up(*dropped, "dropped: the Redis outbox is full (--redis-buffer)");
     dedup_.forget(dropped->seq);  // it will never come back
   }
+}
+
+// Only while publishes flow and the subscribe connection is up: an outage's
+// flush already waits for the resubscription (try_start_flow), and without
+// the connection there is nothing to wait for.
+bool redis_broker::awaits_subscription(std::string_view room) const {
+  return pub_flowing_ && sub_.ready() && subs_.wants(room) && !subs_.confirmed(room);
+}
+
+void redis_broker::release_held(bool everything) {
+  if (held_.empty()) return;
+  // A room's publishes stay in order: they all wait, or none does.
+  const auto go = std::stable_partition(held_.begin(), held_.end(), [&](const publish_record_ptr& r) {
+    return !everything && awaits_subscription(r->room);
+  });
+  for (auto it = go; it != held_.end(); ++it) enqueue(std::move(*it));
+  held_.erase(go, held_.end());
   send_outbox();
 }
 
@@ -609,6 +645,7 @@ void redis_broker::on_publish_reply(const redisReply& r) {
 
 void redis_broker::hand_over_unsent() {
   if (!options_.republish) return;
+  release_held(true);  // unsent too
   std::vector<publish_record_ptr> kept;
   for (publish_record_ptr& r : outbox_.take_unwritten()) {
     publish_options again{r->numbered, std::exchange(r->done, nullptr)};

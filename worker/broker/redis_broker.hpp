@@ -117,6 +117,7 @@ struct redis_broker_stats {
   std::uint64_t delivered = 0;          // deliveries handed to the apps
   std::uint64_t delivered_locally = 0;  // of which delivered by this worker itself, not through Redis
   std::uint64_t buffered = 0;           // publishes that had to wait for the publish connection
+  std::uint64_t held_publishes = 0;     // numbered publishes that waited for their room's new subscription
   std::uint64_t dropped = 0;         // publishes other workers never get: outbox overflow, refused, or unsent at stop()
   std::uint64_t missed = 0;          // flushed after an outage to fewer subscribers than before it
   std::uint64_t reconnects = 0;      // both connections
@@ -226,6 +227,14 @@ class redis_broker final : public running_broker, private redis_connection::list
 
   // Publishing.
   [[nodiscard]] bool keeps_history() const noexcept { return options_.history_size > 0; }
+  // Queues a publish in the outbox; what that pushes out is dropped and counted.
+  void enqueue(publish_record_ptr r);
+  // A numbered publish to `room` waits for its SUBSCRIBE's acknowledgement
+  // (see awaiting_subscription_).
+  [[nodiscard]] bool awaits_subscription(std::string_view room) const;
+  // Queues the held publishes whose room no longer waits (all of them
+  // with `everything`), in their order, and sends them.
+  void release_held(bool everything = false);
   void send_outbox();
   bool send_publish(redisAsyncContext* c, const publish_record& r);
   void on_publish_reply(const redisReply& r);
@@ -300,6 +309,13 @@ class redis_broker final : public running_broker, private redis_connection::list
   std::deque<sent_subscription> sub_sent_;
 
   std::uint64_t seq_ = 0;
+  // Numbered publishes reach this worker's members only through its own
+  // subscription, and Redis runs the two connections' commands in no set
+  // order: a publish sent beside its room's first SUBSCRIBE could run
+  // first and never come back here. Such publishes (and the room's later
+  // ones) wait here, in order, until the SUBSCRIBE is acknowledged, the
+  // room is left, or the subscribe connection is lost.
+  std::deque<publish_record_ptr> held_;
   publish_outbox outbox_;
   bool pub_flowing_ = false;
   flush_gate gate_;

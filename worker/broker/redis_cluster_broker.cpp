@@ -35,6 +35,7 @@ void add(redis_broker_stats& to, const redis_broker_stats& s) {
   to.history_recovered += s.history_recovered;
   to.presence_reads += s.presence_reads;
   to.deflated_publishes += s.deflated_publishes;
+  to.held_publishes += s.held_publishes;
   to.deflated_deliveries += s.deflated_deliveries;
   to.rooms_lost += s.rooms_lost;
   to.redirects += s.redirects;

@@ -86,6 +86,10 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
               static_cast<double>(b.resubscribes));
   out.counter("framegate_worker_broker_duplicates_total",
               "Copies of a publish skipped because they were already delivered.", static_cast<double>(b.duplicates));
+  out.counter("framegate_worker_broker_held_publishes_total",
+              "Numbered publishes held until their room's new subscription here was acknowledged, so that this "
+              "worker's members get them through it.",
+              static_cast<double>(b.held_publishes));
   out.counter("framegate_worker_broker_deflated_publishes_total",
               "Publishes compressed once here that crossed Redis with their compression (--publish-deflate).",
               static_cast<double>(b.deflated_publishes));

@@ -48,6 +48,7 @@ struct broker_report {
   std::uint64_t presence_connections = 0;  // gauge: this worker's share of presence (connections)
   std::uint64_t presence_reads = 0;        // presence ops answered from Redis
   std::uint64_t deflated_publishes = 0;    // publishes that crossed Redis with their compression (--publish-deflate)
+  std::uint64_t held_publishes = 0;        // numbered publishes that waited for their room's new subscription
   std::uint64_t deflated_deliveries = 0;   // deliveries that came with their publisher's compression
   std::uint64_t gaps = 0;                  // offsets of subscribed rooms that never arrived (room_tops)
   // Redis Cluster only (zero otherwise).

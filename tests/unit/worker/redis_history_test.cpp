@@ -83,6 +83,43 @@ TEST_F(RedisHistory, DeliveriesAreNumberedInOrderForEveryWorker) {
   EXPECT_EQ(a.broker->stats().delivered_locally, 0u);
 }
 
+TEST_F(RedisHistory, APublishInTheTurnOfItsRoomsFirstJoinReachesTheJoinedMembers) {
+  // Numbered publishes reach this worker's members only through its
+  // subscription, and Redis runs the subscribe connection's SUBSCRIBE and
+  // the publish connection's script in no set order: a publish sent beside
+  // its room's first SUBSCRIBE waits for the acknowledgement. Rooms of the
+  // same turn (and the publishes behind a held one) keep their order.
+  auto& a = add_worker();
+  auto& b = add_worker();
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && b.broker->flowing(); }));
+  b.broker->subscribe("r0");
+  ASSERT_TRUE(run_until([&] { return b.broker->confirmed("r0"); }));
+  // The publish connection has a write waiting before the subscribe
+  // connection does (as when a join's presence update went first): its
+  // commands reach Redis first.
+  a.broker->publish("elsewhere", "unheld");  // a room nobody here joined goes at once
+  constexpr std::size_t rooms = 20;
+  for (std::size_t i = 0; i < rooms; ++i) {
+    const std::string room = "r" + std::to_string(i);
+    a.broker->subscribe(room);  // a client's join and publish, read in one turn
+    a.broker->publish(room, "first");
+    a.broker->publish(room, "second");
+  }
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 2 * rooms; })) << a.got.size() << " delivered";
+  for (std::size_t i = 0; i < rooms; ++i) {
+    const std::string room = "r" + std::to_string(i);
+    EXPECT_EQ(a.got[2 * i], room + " first");
+    EXPECT_EQ(a.got[2 * i + 1], room + " second");
+    EXPECT_EQ(a.offsets[2 * i], 1u) << room;
+    EXPECT_EQ(a.offsets[2 * i + 1], 2u) << room;
+  }
+  EXPECT_EQ(b.got, (std::vector<std::string>{"r0 first", "r0 second"})) << "other workers as before";
+  EXPECT_EQ(a.broker->stats().held_publishes, 2u * rooms);
+  EXPECT_EQ(a.broker->stats().delivered_locally, 0u);
+  EXPECT_EQ(a.broker->stats().gaps, 0u);
+  EXPECT_EQ(a.broker->outbox_size(), 0u);
+}
+
 TEST_F(RedisHistory, ThePositionAndEverythingAfterIt) {
   const auto w = room_with(5);
   ASSERT_TRUE(w);
