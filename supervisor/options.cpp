@@ -18,6 +18,7 @@
 #include "common/redact.hpp"
 #include "common/secret_file.hpp"
 #include "supervisor/config_file.hpp"
+#include "supervisor/implied_options.hpp"
 
 namespace fg::supervisor {
 
@@ -185,6 +186,7 @@ struct up_parser {
     if (opts.worker_bin.empty()) opts.worker_bin = dir + "/framegate-worker";
     opts.static_dir_given = static_dir->count() > 0;
     if (!opts.static_dir_given && !opts.no_demo) opts.static_dir = find_demo_dir(dir);
+    opts.publish_deflate_implied = imply_publish_deflate(opts);
   }
 };
 
@@ -275,6 +277,9 @@ std::string format_effective_config(const supervisor_options& opts) {
     if (!opts.redis_password_file.empty()) out << "redis-password-file = " << opts.redis_password_file << "\n";
   }
   if (!opts.passthrough.empty()) out << "# passed through to the gateway and the workers as FRAMEGATE_*\n";
+  if (opts.publish_deflate_implied)
+    out << "# publish-deflate: implied by deflate with the private Redis (room messages compressed once, at "
+           "their publisher)\n";
   for (const auto& [name, value] : opts.passthrough) {
     if (is_secret_option(name))
       out << "# " << name << ": not printed (a secret; the children take it from a file too: " << name << "-file)\n";

@@ -59,6 +59,9 @@ struct supervisor_options {
   // file entry whose variable the environment already sets keeps the
   // environment's value: the environment wins over the file.
   passthrough_map passthrough;
+  // --publish-deflate (and its threshold and level) were added to
+  // `passthrough` because of --deflate (supervisor/implied_options.hpp).
+  bool publish_deflate_implied = false;
 
   std::chrono::milliseconds stop_timeout() const;
   std::chrono::milliseconds start_timeout() const;

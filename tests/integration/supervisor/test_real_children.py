@@ -9,12 +9,14 @@ its pid at the end, whatever the outcome.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import unittest
 import urllib.error
@@ -22,6 +24,9 @@ import urllib.request
 
 from test_supervisor import FRAMEGATE_BIN, WAIT, Supervisor, proc_cmdline, wait_until
 from fake_records import pid_alive
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from framegate_harness import WsClient  # noqa: E402
 
 BIN_DIR = os.path.dirname(FRAMEGATE_BIN)
 GATEWAY_BIN = os.path.join(BIN_DIR, "framegate-gateway")
@@ -226,6 +231,41 @@ class RealChildrenTest(unittest.TestCase):
         _, err = proc.communicate(timeout=WAIT)
         self.assertEqual(proc.returncode, 2, err)
         self.assertIn("keep one", err)
+
+    # -- options implied ---------------------------------------------------------
+
+    def test_deflate_has_the_workers_compress_room_messages_at_their_publisher(self):
+        # --publish-deflate implied by --deflate (the private Redis), at the
+        # gateway's --deflate-threshold: a 300-byte message, under the
+        # workers' own default of 1024, is compressed by the publishing worker.
+        admin = free_port()
+        sup = self.up("--listen", "127.0.0.1:0", "--workers", "1", "--worker-admin", f"127.0.0.1:{admin}",
+                      "--deflate", "--deflate-threshold", "100")
+        sup.wait_for_line(r"^\[w1\] .*\bconnected to ", "w1 connected to Redis", count=2)
+        port = int(re.search(r"gateway listening on ws://127\.0\.0\.1:(\d+)/", sup.output()).group(1))
+        metrics = f"http://127.0.0.1:{admin}/metrics"
+
+        def deflated_publishes() -> int:
+            with urllib.request.urlopen(metrics, timeout=5) as response:
+                text = response.read().decode()
+            found = re.search(r"^framegate_worker_broker_deflated_publishes_total (\S+)$", text, re.M)
+            self.assertIsNotNone(found, "the worker's metric")
+            return int(float(found.group(1)))
+
+        self.assertEqual(deflated_publishes(), 0)
+        data = "x" * 300
+        with WsClient("127.0.0.1", port).connect() as client:
+            client.handshake("/rooms")
+            client.send_text(json.dumps({"op": "join", "room": "z"}))
+            client.send_text(json.dumps({"op": "publish", "room": "z", "data": data}))
+            delivered = None
+            while delivered is None:
+                message = json.loads(client.recv_frame(timeout=10).payload)
+                delivered = message if message.get("room") == "z" and "data" in message else None
+            self.assertEqual(delivered["data"], data)
+        wait_until(lambda: deflated_publishes() == 1, "the publish counted as compressed at the worker")
+        sup.signal(signal.SIGTERM)
+        self.assertEqual(sup.wait_exit(), 0, sup.output())
 
     # -- configuration errors at start-up ---------------------------------------
 

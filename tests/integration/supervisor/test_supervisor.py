@@ -483,6 +483,41 @@ class SupervisorTest(unittest.TestCase):
         self.assertEqual(os.listdir(self.state), [])
         self.assertFalse(os.path.exists("/run/fg-test"))
 
+    def test_deflate_with_the_private_redis_turns_on_publish_deflate(self):
+        # Every worker on the private Redis is this version: room messages are
+        # compressed once, at their publisher, at the gateway's threshold and level.
+        sup = self.start_cluster(1, "--deflate", "--deflate-threshold", "300", "--deflate-level", "4")
+        for name in ("gateway", "w1"):
+            env = self.live(name)["env"]
+            self.assertEqual({k: env.get(k) for k in ("FRAMEGATE_PUBLISH_DEFLATE", "FRAMEGATE_PUBLISH_DEFLATE_THRESHOLD",
+                                                      "FRAMEGATE_PUBLISH_DEFLATE_LEVEL")},
+                             {"FRAMEGATE_PUBLISH_DEFLATE": "true", "FRAMEGATE_PUBLISH_DEFLATE_THRESHOLD": "300",
+                              "FRAMEGATE_PUBLISH_DEFLATE_LEVEL": "4"}, name)
+        sup.wait_for_line(r"workers compress room messages once, at their publisher", "the start line saying so")
+        self.stop_cleanly(sup)
+
+        def config(*args: str, env: dict[str, str] | None = None) -> tuple[dict[str, str], str]:
+            result = self.run_cli("up", "--print-config", *args, env=env)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            lines = [l for l in result.stdout.splitlines() if l and not l.startswith("#")]
+            return dict(l.split(" = ", 1) for l in lines), result.stdout
+
+        for args, env in ((("--deflate",), None), ((), self.env(FRAMEGATE_DEFLATE="1")),
+                          (("--deflate", "--deflate-takeover", "client"), None)):
+            with self.subTest(args=args, env=env and env.get("FRAMEGATE_DEFLATE")):
+                values, text = config(*args, env=env)
+                self.assertEqual(values.get("publish-deflate"), "true", text)
+                self.assertIn("# publish-deflate: implied by deflate", text)
+        # Not where another Redis may hold older workers, nor where members keep
+        # a compression context of their own, nor against the user's choice.
+        for args in (("--deflate", "--no-redis"), ("--deflate", "--redis", "redis://127.0.0.1:1"),
+                     ("--deflate", "--deflate-takeover", "server"), ("--deflate", "--publish-deflate=false"),
+                     ("--deflate=false",)):
+            with self.subTest(args=args):
+                values, text = config(*args)
+                self.assertNotEqual(values.get("publish-deflate"), "true", text)
+                self.assertNotIn("implied", text)
+
     def test_own_flag_followed_by_passthrough_option(self):
         # A flag of the supervisor's takes no value: the option after it must pass through.
         result = self.run_cli("up", "--print-config", "--slow-ms", "10", "--no-redis", "--max-fragments", "8")

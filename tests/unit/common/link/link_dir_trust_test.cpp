@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/unit/support/scoped_env.hpp"
 #include "tests/unit/support/scoped_temp_dir.hpp"
 
 namespace {
@@ -66,13 +66,12 @@ TEST_F(link_dir_trust, prepare_makes_a_private_directory_with_its_parents_and_re
 }
 
 TEST(link_dir_default, is_per_user) {
-  const char* saved = std::getenv("XDG_RUNTIME_DIR");
-  const std::string restore = saved ? saved : "";
-  ::setenv("XDG_RUNTIME_DIR", "/run/user/1234", 1);
-  EXPECT_EQ(fg::link::default_link_dir(), "/run/user/1234/framegate");
-  ::unsetenv("XDG_RUNTIME_DIR");
+  {
+    const fg::test::scoped_env runtime("XDG_RUNTIME_DIR", "/run/user/1234");
+    EXPECT_EQ(fg::link::default_link_dir(), "/run/user/1234/framegate");
+  }
+  const fg::test::scoped_env runtime("XDG_RUNTIME_DIR", std::nullopt);
   EXPECT_EQ(fg::link::default_link_dir(), "/tmp/framegate-" + std::to_string(::geteuid()));
-  if (saved) ::setenv("XDG_RUNTIME_DIR", restore.c_str(), 1);
 }
 
 TEST(peer_uid, is_the_user_at_the_other_end) {
