@@ -525,6 +525,13 @@ void redis_broker::publish(std::string_view room, std::string_view payload, publ
   if (r->numbered && awaits_subscription(room)) {
     ++stats_.held_publishes;
     held_.push_back(std::move(r));
+    // Bounded like the outbox: a subscribe connection that stopped answering
+    // (no reply, no error) must not hold memory without end. The oldest goes
+    // on unheld; this worker's members may then miss it, as before holding.
+    if (held_.size() <= outbox_.bound()) return;
+    enqueue(std::move(held_.front()));
+    held_.pop_front();
+    send_outbox();
     return;
   }
   enqueue(std::move(r));

@@ -120,6 +120,23 @@ TEST_F(RedisHistory, APublishInTheTurnOfItsRoomsFirstJoinReachesTheJoinedMembers
   EXPECT_EQ(a.broker->outbox_size(), 0u);
 }
 
+TEST_F(RedisHistory, PublishesHeldForASubscriptionAreBoundedLikeTheOutbox) {
+  auto& a = add_worker(3);
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing(); }));
+  server_.freeze();  // the SUBSCRIBE below is never answered while frozen
+  a.broker->subscribe("R");
+  for (int i = 1; i <= 5; ++i) a.broker->publish("R", std::to_string(i));
+  run_for(100ms);
+  EXPECT_EQ(a.broker->stats().held_publishes, 5u);
+  EXPECT_EQ(a.broker->outbox_size(), 2u) << "past the bound (3), the oldest went on unheld";
+  EXPECT_EQ(a.broker->stats().dropped, 0u);
+  server_.thaw();
+  ASSERT_TRUE(run_until([&] { return a.got.size() >= 3 && a.broker->outbox_size() == 0; }));
+  run_for(200ms);
+  const std::vector<std::string> last(a.got.end() - 3, a.got.end());
+  EXPECT_EQ(last, (std::vector<std::string>{"R 3", "R 4", "R 5"})) << "the held ones, after the SUBSCRIBE";
+}
+
 TEST_F(RedisHistory, ThePositionAndEverythingAfterIt) {
   const auto w = room_with(5);
   ASSERT_TRUE(w);

@@ -67,6 +67,15 @@ class redis_server {
     pid_ = -1;
   }
 
+  // SIGSTOP / SIGCONT: a server that keeps its connections open and answers
+  // nothing (a hung host) until resumed.
+  void freeze() const {
+    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  }
+  void thaw() const {
+    if (pid_ > 0) ::kill(pid_, SIGCONT);
+  }
+
   // Runs one command on a fresh blocking connection; the reply as text
   // (integers in decimal, arrays joined by spaces), "" on failure.
   std::string command(const std::vector<std::string>& args) const {
