@@ -91,7 +91,8 @@ TEST_F(RedisHistory, APublishInTheTurnOfItsRoomsFirstJoinReachesTheJoinedMembers
   // same turn (and the publishes behind a held one) keep their order.
   auto& a = add_worker();
   auto& b = add_worker();
-  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && b.broker->flowing(); }));
+  // Both connections up: the subscribe one too (publishes flow without it).
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->up() && b.broker->flowing(); }));
   b.broker->subscribe("r0");
   ASSERT_TRUE(run_until([&] { return b.broker->confirmed("r0"); }));
   // The publish connection has a write waiting before the subscribe
@@ -105,7 +106,8 @@ TEST_F(RedisHistory, APublishInTheTurnOfItsRoomsFirstJoinReachesTheJoinedMembers
     a.broker->publish(room, "first");
     a.broker->publish(room, "second");
   }
-  ASSERT_TRUE(run_until([&] { return a.got.size() == 2 * rooms; })) << a.got.size() << " delivered";
+  ASSERT_TRUE(run_until([&] { return a.got.size() == 2 * rooms && b.got.size() == 2; }))
+      << a.got.size() << " delivered here, " << b.got.size() << " to the other worker";
   for (std::size_t i = 0; i < rooms; ++i) {
     const std::string room = "r" + std::to_string(i);
     EXPECT_EQ(a.got[2 * i], room + " first");
@@ -122,7 +124,7 @@ TEST_F(RedisHistory, APublishInTheTurnOfItsRoomsFirstJoinReachesTheJoinedMembers
 
 TEST_F(RedisHistory, PublishesHeldForASubscriptionAreBoundedLikeTheOutbox) {
   auto& a = add_worker(3);
-  ASSERT_TRUE(run_until([&] { return a.broker->flowing(); }));
+  ASSERT_TRUE(run_until([&] { return a.broker->flowing() && a.broker->up(); }));
   server_.freeze();  // the SUBSCRIBE below is never answered while frozen
   a.broker->subscribe("R");
   for (int i = 1; i <= 5; ++i) a.broker->publish("R", std::to_string(i));
