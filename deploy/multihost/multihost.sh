@@ -530,13 +530,15 @@ cmd_up() {
 # --- down --------------------------------------------------------------------------
 
 # Removes everything in the resources file, newest first, and the state dir.
-# Safe to run twice and after any partial up.
+# Safe to run twice and after any partial up. Returns 1 when something did
+# not stop cleanly (unclean_stops), after removing everything all the same.
 do_down() {
-  local res="$state_dir/resources" kind a b pids=() netns=() links=() pid deadline
+  local res="$state_dir/resources" kind a b label pids=() labels=() netns=() links=() pid deadline i
+  local unclean=()
   [[ -f $res ]] || return 0
-  while read -r kind a b _; do
+  while read -r kind a b label; do
     case $kind in
-      pid) pid_is_ours "$a" "$b" && pids+=("$a") ;;
+      pid) pid_is_ours "$a" "$b" && pids+=("$a") && labels+=("$label") ;;
       netns) netns=("$a" "${netns[@]}") ;;
       link) links+=("$a") ;;
     esac
@@ -544,9 +546,10 @@ do_down() {
   if ((${#pids[@]})); then
     kill -TERM "${pids[@]}" 2>/dev/null || true
     deadline=$((SECONDS + 15))
-    for pid in "${pids[@]}"; do
+    for i in "${!pids[@]}"; do
+      pid=${pids[i]}
       while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
+      if kill -KILL "$pid" 2>/dev/null; then unclean+=("${labels[i]} (pid $pid) did not stop within 15 s of SIGTERM: killed"); fi
     done
   fi
   # Anything still inside our namespaces was started there by this run (a
@@ -571,8 +574,27 @@ do_down() {
     fi
   done
   # The root route went with the link; the client addresses too.
+  local line
+  while IFS= read -r line; do unclean+=("$line"); done < <(unclean_stops)
   rm -rf "$state_dir"
   say "down: removed ${#netns[@]} namespaces, ${#links[@]} root link(s), ${#pids[@]} running process(es) and $state_dir"
+  ((${#unclean[@]} == 0)) && return 0
+  say "down: ${#unclean[@]} process(es) did not stop cleanly:"
+  for line in "${unclean[@]}"; do say "  $line"; done
+  return 1
+}
+
+# What each host's supervisor said of the children it stopped, when a
+# child exited non-zero or by a signal (a crash at exit, a sanitizer's
+# report) or had to be killed at the stop timeout: "hN: <its line>".
+unclean_stops() {
+  local log host
+  for log in "$state_dir"/logs/h*-framegate.log; do
+    [[ -f $log ]] || continue
+    host=$(basename "$log" -framegate.log)
+    grep -E '\[supervisor\] .*(stopped: (exited with status [1-9]|killed by|ended with)|did not exit within)' "$log" |
+      sed "s/^.*\[supervisor\] /$host: /" || true
+  done
 }
 
 cmd_down() {
