@@ -2,7 +2,7 @@
 
 #include <strings.h>
 
-#include "gateway/routing/sticky_key.hpp"
+#include "gateway/http/request_items.hpp"
 
 namespace fg::auth {
 
@@ -17,7 +17,7 @@ std::optional<std::string_view> find_token(std::string_view authorization, std::
     return token;
   }
   std::string_view value;
-  if (gateway::find_query_param(query, token_query_param, value)) return value;
+  if (http::find_query_param(query, token_query_param, value)) return value;
   return std::nullopt;
 }
 
@@ -28,7 +28,7 @@ std::string without_token_param(std::string_view query) {
     const auto item = query.substr(0, end);
     // Named as find_token() finds it: a credential it would use is never
     // handed on (" token=x" is the token too).
-    if (gateway::pair_name(item) != token_query_param) {
+    if (http::pair_name(item) != token_query_param) {
       if (!out.empty()) out += '&';
       out += item;
     }

@@ -26,12 +26,4 @@ sticky_key_spec parse_sticky_key_spec(std::string_view text);
 
 std::string sticky_key_for(const sticky_key_spec& spec, const request_info& req, std::uint64_t conn_id);
 
-// The value of `name` in a query string ("a=1&b=2"), or nullopt-like false.
-bool find_query_param(std::string_view query, std::string_view name, std::string_view& value);
-// The name of one item of such a list ("a=1" -> "a"), as both lookups
-// match it: blanks around the item are not part of it.
-std::string_view pair_name(std::string_view item);
-// The value of cookie `name` in a Cookie header ("a=1; b=2").
-bool find_cookie(std::string_view cookies, std::string_view name, std::string_view& value);
-
 }  // namespace fg::gateway

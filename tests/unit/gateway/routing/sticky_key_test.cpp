@@ -56,21 +56,5 @@ TEST(sticky_key_for, falls_back_to_the_connection_when_the_value_is_absent_or_em
   EXPECT_EQ(sticky_key_for(parse_sticky_key_spec("ip"), no_ip, 4), "conn:4");
 }
 
-TEST(find_query_param, matches_whole_names_only) {
-  std::string_view v;
-  EXPECT_TRUE(find_query_param("user=1&u=2", "u", v));
-  EXPECT_EQ(v, "2");
-  EXPECT_FALSE(find_query_param("user=1", "u", v));
-  EXPECT_TRUE(find_query_param("u", "u", v));
-  EXPECT_EQ(v, "");
-}
-
-TEST(find_cookie, matches_whole_names_and_trims_the_separator_space) {
-  std::string_view v;
-  EXPECT_TRUE(find_cookie("a=1; sid=abc", "sid", v));
-  EXPECT_EQ(v, "abc");
-  EXPECT_FALSE(find_cookie("xsid=abc", "sid", v));
-}
-
 }  // namespace
 }  // namespace fg::gateway
