@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates procps iproute2
+  iptables  # the Redis partition test drops packets in a network namespace of its own
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libhiredis-dev prometheus-cpp-dev zlib1g-dev libssl-dev

@@ -128,6 +128,14 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
       ->envname("FRAMEGATE_REDIS_RESUBSCRIBE_WAIT")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600.0));
+  double redis_timeout = 10;
+  app.add_option("--redis-timeout", redis_timeout,
+                 "Seconds a TCP connection to Redis may leave sent bytes unacknowledged, or keepalive probes "
+                 "unanswered, before it is given up and made again (a partition sends no FIN; without this, "
+                 "Linux retransmits for about 15 minutes)")
+      ->envname("FRAMEGATE_REDIS_TIMEOUT")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
   app.add_option("--history-size", cfg.history_size,
                  "Messages each room keeps in Redis for clients that recover after a drop (join with \"since\"); "
                  "0 turns history and delivery offsets off")
@@ -209,6 +217,7 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
   }
   cfg.slow_delay = std::chrono::milliseconds(slow_ms);
   cfg.redis_resubscribe_wait = seconds_to_ms(resubscribe_wait);
+  cfg.redis_timeout = seconds_to_ms(redis_timeout);
   cfg.history_ttl = std::chrono::seconds(history_ttl);
   cfg.presence_ttl = seconds_to_ms(presence_ttl);
   cfg.pool_shed_period = seconds_to_ms(pool_shed_period);

@@ -60,6 +60,8 @@ struct worker_config {
   std::string redis_secret;
   // After an outage, how long buffered publishes wait for the earlier subscribers to be back.
   std::chrono::milliseconds redis_resubscribe_wait{5000};
+  // A TCP connection to Redis silent this long is given up (--redis-timeout).
+  std::chrono::milliseconds redis_timeout{10000};
   // Room history with Redis (--history-size, --history-ttl): messages kept
   // per room for recovery; 0 turns history (and offsets) off.
   std::size_t history_size = 100;

@@ -302,11 +302,13 @@ ROWS = [
               [rate(f"{WK}broker_gap_messages_total", legend="gap messages")], "ops"),
         Panel("Outbox", "Publishes waiting for Redis now, per worker: non-zero only during an outage.",
               [total(f"{WK}broker_outbox", "instance", "{{instance}}")]),
-        Panel("Reconnects", "Broker connections re-established, rooms subscribed again after them, and copies "
-              "of a publish skipped as already delivered.",
+        Panel("Reconnects", "Broker connections re-established, rooms subscribed again after them, copies "
+              "of a publish skipped as already delivered, and earlier connections a network failure left on "
+              "Redis, removed (each one a partition Redis had not noticed).",
               [rate(f"{WK}broker_reconnects_total", legend="reconnects"),
                rate(f"{WK}broker_resubscribes_total", legend="resubscribes"),
-               rate(f"{WK}broker_duplicates_total", legend="duplicates")], "ops"),
+               rate(f"{WK}broker_duplicates_total", legend="duplicates"),
+               rate(f"{WK}broker_stale_connections_removed_total", legend="stale connections removed")], "ops"),
         Panel("Rejected from Redis", "Messages from Redis dropped before delivery, by reason: too_big (above "
               "the worker's or a gateway's limit), invalid_utf8, foreign (no framegate header), forged_seq (a seq "
               "its origin never published), bad_mac (--redis-secret-file). And foreign messages delivered "

@@ -151,6 +151,7 @@ broker_report report_of(const redis_broker_stats& s) {
   r.dropped = s.dropped;
   r.missed = s.missed;
   r.reconnects = s.reconnects;
+  r.stale_removed = s.stale_removed;
   r.resubscribes = s.resubscribes;
   r.duplicates = s.duplicates;
   r.foreign = s.foreign;
@@ -168,6 +169,7 @@ broker_report report_of(const redis_broker_stats& s) {
 redis_broker_stats redis_broker::stats() const {
   redis_broker_stats s = stats_;
   s.reconnects = pub_.reconnects() + sub_.reconnects();
+  s.stale_removed = pub_.stale_removed() + sub_.stale_removed();
   return s;
 }
 
@@ -384,9 +386,12 @@ void redis_broker::on_ready(redis_connection& c) {
     try_start_flow();
     return;
   }
-  // The publish connection: the scripts first (a restarted Redis has
-  // forgotten them; commands on one connection run in order), then the
-  // flush once the earlier subscribers are back.
+  // The publish connection: the subscribe connection's earlier life
+  // removed, if a partition left it on Redis (it would count as a
+  // subscriber that is back); the scripts (a restarted Redis has forgotten
+  // them; commands on one connection run in order); then the flush once
+  // the earlier subscribers are back.
+  c.remove_stale_of(sub_);
   load_scripts();
   send_all_presence();
   // Rooms with no remembered count wait the settle time instead: the other

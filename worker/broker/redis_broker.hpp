@@ -121,6 +121,7 @@ struct redis_broker_stats {
   std::uint64_t dropped = 0;         // publishes other workers never get: outbox overflow, refused, or unsent at stop()
   std::uint64_t missed = 0;          // flushed after an outage to fewer subscribers than before it
   std::uint64_t reconnects = 0;      // both connections
+  std::uint64_t stale_removed = 0;   // earlier connections a partition left on Redis, removed (CLIENT KILL)
   std::uint64_t resubscribes = 0;    // rooms subscribed again after a reconnect
   std::uint64_t duplicates = 0;      // copies sent again after a reconnect, skipped
   std::uint64_t foreign = 0;         // messages without our header, delivered as they are (--redis-foreign deliver)

@@ -25,6 +25,7 @@ void add(redis_broker_stats& to, const redis_broker_stats& s) {
   to.dropped += s.dropped;
   to.missed += s.missed;
   to.reconnects += s.reconnects;
+  to.stale_removed += s.stale_removed;
   to.resubscribes += s.resubscribes;
   to.duplicates += s.duplicates;
   to.foreign += s.foreign;

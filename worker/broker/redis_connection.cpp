@@ -6,6 +6,8 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include "worker/broker/tcp_liveness.hpp"
+
 namespace fg::worker {
 
 namespace asio = boost::asio;
@@ -94,8 +96,12 @@ void redis_connection::on_connect_cb(const redisAsyncContext* ac, int status) {
     self->handle_down(ac->errstr[0] != '\0' ? ac->errstr : "connect failed");
     return;
   }
-  // A Redis behind a dead network sends no FIN: keepalive notices it.
-  if (!self->endpoint_.is_unix()) redisEnableKeepAlive(&self->ctx_->c);
+  // A Redis behind a dead network sends no FIN: the kernel gives up on it.
+  if (!self->endpoint_.is_unix()) {
+    const std::string refused = apply_tcp_liveness(self->ctx_->c.fd, self->options_.liveness_timeout);
+    if (!refused.empty())
+      self->log_->warn("redis {}: a dead network may go unnoticed for minutes ({})", self->name_, refused);
+  }
   self->state_ = state::setting_up;
   self->send_setup();
 }
@@ -131,7 +137,86 @@ void redis_connection::send_setup() {
     const std::size_t len[2] = {6, db.size()};
     if (redisAsyncCommandArgv(ctx_, on_setup_reply, this, 2, argv, len) == REDIS_OK) ++setup_pending_;
   }
+  if (!endpoint_.is_unix()) {
+    send_kills(*this);
+    const char* argv[2] = {"CLIENT", "INFO"};
+    const std::size_t len[2] = {6, 4};
+    if (redisAsyncCommandArgv(ctx_, on_info_reply, this, 2, argv, len) == REDIS_OK) ++setup_pending_;
+  }
   if (setup_pending_ == 0) become_ready();
+}
+
+void redis_connection::on_info_reply(redisAsyncContext*, void* reply, void* privdata) {
+  auto* self = static_cast<redis_connection*>(privdata);
+  if (reply == nullptr || self->state_ != state::setting_up) return;  // the context is going away
+  const auto* r = static_cast<const redisReply*>(reply);
+  if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
+    self->identity_ = parse_client_info(std::string_view(r->str, r->len));
+  if (!self->identity_ && !self->ever_ready_)
+    self->log_->info(
+        "redis {}: no CLIENT INFO ({}): a connection a partition leaves on the server stays there "
+        "until Redis drops it",
+        self->name_, r->type == REDIS_REPLY_ERROR ? std::string_view(r->str, r->len) : "no identity");
+  if (--self->setup_pending_ == 0) self->become_ready();
+}
+
+namespace {
+
+// What a CLIENT KILL was about; freed by its reply callback, which hiredis
+// always calls (with a null reply when the context goes away first).
+struct kill_cookie {
+  redis_connection* owner;
+  std::uint64_t id;
+};
+
+}  // namespace
+
+void redis_connection::remove_stale_of(redis_connection& owner) {
+  if (!ready() || &owner == this) return;
+  send_kills(owner);
+}
+
+void redis_connection::send_kills(redis_connection& owner) {
+  for (const redis_client_identity& stale : owner.stale_) {
+    // ID and ADDR together (filters are ANDed): a restarted Redis numbers
+    // its clients from 1 again, and the ID alone could name another one.
+    const std::string id = std::to_string(stale.id);
+    const char* argv[6] = {"CLIENT", "KILL", "ID", id.c_str(), "ADDR", stale.addr.c_str()};
+    const std::size_t len[6] = {6, 4, 2, id.size(), 4, stale.addr.size()};
+    auto* cookie = new kill_cookie{&owner, stale.id};
+    if (redisAsyncCommandArgv(ctx_, on_kill_reply, cookie, 6, argv, len) != REDIS_OK) delete cookie;
+  }
+}
+
+void redis_connection::on_kill_reply(redisAsyncContext*, void* reply, void* privdata) {
+  const std::unique_ptr<kill_cookie> cookie(static_cast<kill_cookie*>(privdata));
+  // Null: this context is going away, and the owner may be too (a broker
+  // being destroyed); the stale connection is asked about next time.
+  if (reply == nullptr) return;
+  redis_connection& owner = *cookie->owner;
+  const auto* r = static_cast<const redisReply*>(reply);
+  owner.forget_stale(cookie->id);
+  if (r->type == REDIS_REPLY_INTEGER) {
+    if (r->integer > 0) {
+      ++owner.stale_removed_;
+      owner.log_->info(
+          "redis {}: removed its earlier connection (client id {}), which Redis still held after the "
+          "network failed",
+          owner.name_, cookie->id);
+    }
+    return;
+  }
+  if (owner.kill_refused_logged_) return;
+  owner.kill_refused_logged_ = true;
+  owner.log_->warn(
+      "redis {}: cannot remove its earlier connection (client id {}) from Redis: {}; after a network failure its "
+      "subscriptions count until Redis's tcp-keepalive drops it (allow CLIENT KILL to this user)",
+      owner.name_, cookie->id,
+      r->type == REDIS_REPLY_ERROR ? std::string_view(r->str, r->len) : std::string_view("unexpected reply"));
+}
+
+void redis_connection::forget_stale(std::uint64_t id) {
+  std::erase_if(stale_, [id](const redis_client_identity& s) { return s.id == id; });
 }
 
 void redis_connection::on_setup_reply(redisAsyncContext*, void* reply, void* privdata) {
@@ -166,6 +251,12 @@ void redis_connection::handle_down(std::string_view why) {
   if (state_ == state::stopped) return;
   const bool was_ready = state_ == state::ready;
   ctx_ = nullptr;
+  // A connection that was ready may hold subscriptions on the server.
+  if (was_ready && identity_) {
+    if (stale_.size() >= max_stale) stale_.erase(stale_.begin());
+    stale_.push_back(*identity_);
+  }
+  identity_.reset();
   ++attempt_;
   ++failures_since_ready_;
   state_ = state::waiting;

@@ -2,7 +2,12 @@
 // socket), sends AUTH and SELECT when configured and waits for their
 // answers, then reports ready. A failed attempt, a lost connection or a
 // setup that does not finish within connect_timeout leads to a new attempt
-// after an exponential backoff with jitter (backoff.hpp).
+// after an exponential backoff with jitter (backoff.hpp). A TCP connection
+// whose peer stops answering (a partition: no FIN, no RST) is given up by
+// the kernel after liveness_timeout (tcp_liveness.hpp), which ends it like
+// any other loss. Redis does not notice such a loss: the connection's
+// earlier lives are remembered (CLIENT INFO) and removed from the server
+// (CLIENT KILL) once it is reached again (redis_client_identity.hpp).
 //
 // The owner issues commands on context() while ready() and hears of state
 // changes through a listener: on_ready once per established connection,
@@ -16,14 +21,17 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "worker/broker/redis_asio_adapter.hpp"
+#include "worker/broker/redis_client_identity.hpp"
 #include "worker/broker/redis_url.hpp"
 #include "worker/runtime/backoff.hpp"
 
@@ -35,6 +43,8 @@ struct redis_connection_options {
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{5000};
   std::chrono::milliseconds connect_timeout{3000};  // connect + AUTH + SELECT
+  // A TCP connection silent this long is given up (tcp_liveness.hpp).
+  std::chrono::milliseconds liveness_timeout{10000};
 };
 
 class redis_connection {
@@ -75,6 +85,19 @@ class redis_connection {
   // Tears the current connection down (as if it failed) and reconnects.
   void abort(std::string_view why);
 
+  // Earlier lives of this connection, lost while ready, that the server
+  // may still hold (with their subscriptions): each is asked to go when
+  // the connection is made again, and forgotten once the server answered.
+  [[nodiscard]] const std::vector<redis_client_identity>& stale() const noexcept { return stale_; }
+  // Asks the server, on this ready connection, to drop `owner`'s stale
+  // connections now, before `owner` is back itself (the publish connection
+  // does it for the subscribe one, so that a count of subscribers it asks
+  // for next does not include its own lingering subscription).
+  void remove_stale_of(redis_connection& owner);
+  // Stale connections the server dropped on our asking: each one a
+  // partition Redis had not noticed.
+  [[nodiscard]] std::uint64_t stale_removed() const noexcept { return stale_removed_; }
+
  private:
   enum class state { idle, connecting, setting_up, ready, waiting, stopped };
 
@@ -88,6 +111,11 @@ class redis_connection {
   static void on_connect_cb(const redisAsyncContext* ac, int status);
   static void on_disconnect_cb(const redisAsyncContext* ac, int status);
   static void on_setup_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  static void on_info_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  static void on_kill_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  // CLIENT KILL for each of owner's stale connections, on ctx_.
+  void send_kills(redis_connection& owner);
+  void forget_stale(std::uint64_t id);
 
   boost::asio::io_context& io_;
   redis_endpoint endpoint_;
@@ -109,6 +137,13 @@ class redis_connection {
   std::uint64_t reconnects_ = 0;
   std::uint64_t failures_since_ready_ = 0;
   redis_io_stats io_stats_;
+  // Who the current connection is on the server (once CLIENT INFO
+  // answered; TCP only: a Unix socket's peer always hears of a close).
+  std::optional<redis_client_identity> identity_;
+  std::vector<redis_client_identity> stale_;  // bounded by max_stale
+  static constexpr std::size_t max_stale = 8;
+  std::uint64_t stale_removed_ = 0;
+  bool kill_refused_logged_ = false;  // one warning when CLIENT KILL is not allowed
 };
 
 }  // namespace fg::worker

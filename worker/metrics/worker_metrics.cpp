@@ -82,6 +82,10 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
   out.gauge("framegate_worker_broker_outbox", "Publishes waiting for Redis now.", static_cast<double>(b.outbox));
   out.counter("framegate_worker_broker_reconnects_total", "Broker connections re-established.",
               static_cast<double>(b.reconnects));
+  out.counter("framegate_worker_broker_stale_connections_removed_total",
+              "Earlier broker connections that a network failure left on Redis (with their subscriptions), "
+              "removed with CLIENT KILL once Redis was reached again.",
+              static_cast<double>(b.stale_removed));
   out.counter("framegate_worker_broker_resubscribes_total", "Rooms subscribed again after a reconnect.",
               static_cast<double>(b.resubscribes));
   out.counter("framegate_worker_broker_duplicates_total",

@@ -34,6 +34,7 @@ struct broker_report {
   std::uint64_t missed = 0;
   std::uint64_t outbox = 0;  // gauge
   std::uint64_t reconnects = 0;
+  std::uint64_t stale_removed = 0;  // earlier connections a partition left on Redis, removed
   std::uint64_t resubscribes = 0;
   std::uint64_t duplicates = 0;
   std::uint64_t foreign = 0;  // foreign messages delivered (--redis-foreign deliver)

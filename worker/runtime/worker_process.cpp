@@ -59,6 +59,7 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       options.channel_prefix = config.channel_prefix;
       options.buffer = config.redis_buffer;
       options.resubscribe_wait = config.redis_resubscribe_wait;
+      options.connection.liveness_timeout = config.redis_timeout;
       options.max_envelope = config.link.max_envelope;
       options.gateway_max_payload = [&runtime] { return runtime.gateway_max_payload(); };
       options.foreign = config.redis_foreign;

@@ -94,6 +94,20 @@ TEST(WorkerConfig, PoolShedPeriodInSecondsAndZeroTurnsItOff) {
   EXPECT_EQ(parse_worker_config(off.argc(), off.argv()).pool_shed_period, std::chrono::milliseconds(0));
 }
 
+TEST(WorkerConfig, RedisTimeoutInSeconds) {
+  args plain{"framegate-worker"};
+  EXPECT_EQ(parse_worker_config(plain.argc(), plain.argv()).redis_timeout, std::chrono::milliseconds(10000));
+  args set{"framegate-worker", "--redis-timeout", "2.5"};
+  EXPECT_EQ(parse_worker_config(set.argc(), set.argv()).redis_timeout, std::chrono::milliseconds(2500));
+}
+
+TEST(WorkerConfigDeathTest, RedisTimeoutIsAtLeastASecond) {
+  // Keepalive's schedule is in whole seconds; below one the kernel's
+  // probes could not come before the connection is given up.
+  args a{"framegate-worker", "--redis-timeout", "0.5"};
+  EXPECT_EXIT(parse_worker_config(a.argc(), a.argv()), testing::ExitedWithCode(2), "--redis-timeout");
+}
+
 TEST(WorkerConfigDeathTest, PoolShedPeriodIsNotNegative) {
   args a{"framegate-worker", "--pool-shed-period", "-1"};
   EXPECT_EXIT(parse_worker_config(a.argc(), a.argv()), testing::ExitedWithCode(2), "--pool-shed-period");
