@@ -28,6 +28,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/worker_runtime_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_url_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_envelope_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_connection_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_broker_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_cluster_broker_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/redis_history_test.cpp

@@ -112,7 +112,7 @@ void redis_connection::on_disconnect_cb(const redisAsyncContext* ac, int) {
   if (self->ctx_ == ac) self->ctx_ = nullptr;
   std::string why = std::exchange(self->abort_reason_, std::string());
   if (why.empty()) why = ac->err != 0 ? std::string(ac->errstr) : std::string("closed by the server");
-  self->handle_down(why);
+  self->handle_down(why, ac->err == REDIS_ERR_EOF);
 }
 
 void redis_connection::send_setup() {
@@ -247,12 +247,13 @@ void redis_connection::become_ready() {
   listener_.on_ready(*this);
 }
 
-void redis_connection::handle_down(std::string_view why) {
+void redis_connection::handle_down(std::string_view why, bool server_closed) {
   if (state_ == state::stopped) return;
   const bool was_ready = state_ == state::ready;
   ctx_ = nullptr;
-  // A connection that was ready may hold subscriptions on the server.
-  if (was_ready && identity_) {
+  // A connection that was ready may hold subscriptions on the server,
+  // unless the server itself closed it.
+  if (was_ready && identity_ && !server_closed) {
     if (stale_.size() >= max_stale) stale_.erase(stale_.begin());
     stale_.push_back(*identity_);
   }

@@ -104,7 +104,9 @@ class redis_connection {
   void connect();
   void schedule_retry();
   // The context is gone (or never came up): report, then retry.
-  void handle_down(std::string_view why);
+  // `server_closed`: the server ended the connection (EOF), so it holds
+  // nothing of it any more.
+  void handle_down(std::string_view why, bool server_closed = false);
   void send_setup();
   void become_ready();
 

@@ -1,0 +1,137 @@
+// A Redis connection's earlier lives that the server still holds (after a
+// partition) are removed when it reconnects, against a real redis-server.
+// A partition is played without root: the test keeps a duplicate of the
+// connection's socket open, so that giving the connection up sends no FIN
+// and the server keeps the client, as it would behind a dead network.
+#include "worker/broker/redis_connection.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <hiredis/async.h>
+#include <boost/asio/io_context.hpp>
+
+#include "common/logging.hpp"
+#include "tests/unit/worker/redis_server.hpp"
+#include "tests/unit/worker/run_loop.hpp"
+#include "worker/broker/redis_url.hpp"
+
+namespace fg::test {
+namespace {
+
+using namespace fg::worker;
+using namespace std::chrono_literals;
+
+struct counting_listener : redis_connection::listener {
+  int ready = 0, down = 0;
+  void on_ready(redis_connection&) override { ++ready; }
+  void on_down(redis_connection&, std::string_view) override { ++down; }
+};
+
+// Whether CLIENT LIST shows a client with this id.
+bool listed(const redis_server& redis, std::uint64_t id) {
+  const std::string list = redis.command({"CLIENT", "LIST"});
+  const std::string needle = "id=" + std::to_string(id) + " ";
+  return list.starts_with(needle) || list.find("\n" + needle) != std::string::npos;
+}
+
+class RedisConnection : public testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(redis_.start()) << "redis-server did not start"; }
+  void TearDown() override { redis_.kill(); }
+
+  std::unique_ptr<redis_connection> connect(redis_endpoint endpoint) {
+    redis_connection_options o;
+    o.backoff_min = 20ms;
+    o.backoff_max = 100ms;
+    auto c = std::make_unique<redis_connection>(io_, std::move(endpoint), "test", o, listener_,
+                                                fg::component_logger("redis-test"), 1);
+    c->start();
+    EXPECT_TRUE(run_until(io_, [&] { return listener_.ready == 1; }));
+    return c;
+  }
+
+  // Gives the connection up the way a partition does: the server is not
+  // told. Returns the client id the server knows it by.
+  std::uint64_t lose_silently(redis_connection& c) {
+    kept_fd_ = ::dup(c.context()->c.fd);
+    EXPECT_GE(kept_fd_, 0);
+    c.abort("the test cut it");
+    EXPECT_EQ(listener_.down, 1);
+    EXPECT_EQ(c.stale().size(), 1u);
+    return c.stale().empty() ? 0 : c.stale().front().id;
+  }
+
+  ~RedisConnection() override {
+    if (kept_fd_ >= 0) ::close(kept_fd_);
+  }
+
+  redis_server redis_;
+  boost::asio::io_context io_;
+  counting_listener listener_;
+  int kept_fd_ = -1;
+};
+
+TEST_F(RedisConnection, RemovesItsEarlierLifeThatTheServerStillHolds) {
+  auto c = connect(parse_redis_url(redis_.url()));
+  const std::uint64_t old_id = lose_silently(*c);
+  ASSERT_NE(old_id, 0u);
+  EXPECT_TRUE(listed(redis_, old_id)) << "the server should still hold the connection given up";
+
+  ASSERT_TRUE(run_until(io_, [&] { return listener_.ready == 2 && c->stale().empty(); }));
+  EXPECT_EQ(c->stale_removed(), 1u);
+  EXPECT_FALSE(listed(redis_, old_id));
+  // The new connection itself is untouched.
+  EXPECT_TRUE(c->ready());
+}
+
+TEST_F(RedisConnection, ANewConnectionRemovesTheStaleOnesOfAnother) {
+  // The publish connection does this for the subscribe one, before the
+  // subscribe connection is back itself.
+  counting_listener other_listener;
+  redis_connection_options o;
+  o.backoff_min = 10'000ms;  // stays down for the whole test
+  o.backoff_max = 10'000ms;
+  redis_connection other(io_, parse_redis_url(redis_.url()), "other", o, other_listener,
+                         fg::component_logger("redis-test"), 2);
+  other.start();
+  ASSERT_TRUE(run_until(io_, [&] { return other_listener.ready == 1; }));
+  kept_fd_ = ::dup(other.context()->c.fd);
+  other.abort("the test cut it");
+  ASSERT_EQ(other.stale().size(), 1u);
+  const std::uint64_t old_id = other.stale().front().id;
+
+  auto c = connect(parse_redis_url(redis_.url()));
+  c->remove_stale_of(other);
+  ASSERT_TRUE(run_until(io_, [&] { return other.stale().empty(); }));
+  EXPECT_EQ(other.stale_removed(), 1u);
+  EXPECT_EQ(c->stale_removed(), 0u);
+  EXPECT_FALSE(listed(redis_, old_id));
+  EXPECT_EQ(other_listener.ready, 1) << "the other connection is still waiting to reconnect";
+}
+
+TEST_F(RedisConnection, AConnectionTheServerClosedLeavesNothingToRemove) {
+  auto c = connect(parse_redis_url(redis_.url()));
+  redis_.command({"CLIENT", "KILL", "SKIPME", "yes", "LADDR", "127.0.0.1:" + std::to_string(redis_.port())});
+  ASSERT_TRUE(run_until(io_, [&] { return listener_.down == 1; }));
+  EXPECT_TRUE(c->stale().empty());
+  ASSERT_TRUE(run_until(io_, [&] { return listener_.ready == 2; }));
+  EXPECT_EQ(c->stale_removed(), 0u);
+}
+
+TEST_F(RedisConnection, AUserWithoutClientKillKeepsWorkingAndForgetsTheStaleOne) {
+  ASSERT_EQ(redis_.command({"ACL", "SETUSER", "fg", "on", ">pw", "~*", "&*", "+@all", "-client|kill"}), "OK");
+  auto c = connect(parse_redis_url("redis://fg:pw@127.0.0.1:" + std::to_string(redis_.port())));
+  const std::uint64_t old_id = lose_silently(*c);
+
+  ASSERT_TRUE(run_until(io_, [&] { return listener_.ready == 2 && c->stale().empty(); }));
+  EXPECT_EQ(c->stale_removed(), 0u);
+  EXPECT_TRUE(listed(redis_, old_id)) << "NOPERM: the server keeps it";
+  EXPECT_TRUE(c->ready());
+}
+
+}  // namespace
+}  // namespace fg::test
