@@ -85,9 +85,15 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   app.add_option("--listen", listen, "Address to accept WebSocket clients on, HOST:PORT (port 0: any free port)")
       ->envname("FRAMEGATE_LISTEN")
       ->capture_default_str();
-  app.add_option("--threads", cfg.threads, "I/O threads, each with its own event loop (0: one per core)")
+  std::string threads = "0";
+  app.add_option("--threads", threads,
+                 "I/O threads, each with its own event loop (0: one per core; half: half the cores, at least one, "
+                 "for a host shared with the workers)")
       ->envname("FRAMEGATE_THREADS")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        return thread_count(v, 1) ? std::string() : std::string("a number of threads up to 1024, 0 or half");
+      });
   app.add_flag("--echo", cfg.echo, "Diagnostic mode: answer every message with itself, no worker")
       ->envname("FRAMEGATE_ECHO");
   app.add_option("--max-message-size", max_message_size, "Largest message in bytes; larger ones close with 1009")
@@ -337,7 +343,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     }
   });
 
-  if (cfg.threads == 0) cfg.threads = std::max(1u, std::thread::hardware_concurrency());
+  cfg.threads = *thread_count(threads, std::thread::hardware_concurrency());
   cfg.reader.limits.max_message_size = max_message_size;
   cfg.reader.limits.max_fragments = max_fragments;
   cfg.reader.validate_utf8 = !skip_utf8;

@@ -169,7 +169,7 @@ struct up_parser {
     // the 50k/s echo's p99 through the workers from 9-50 ms to 2-4 ms
     // (docs/BENCHMARKS.md, twelfth step).
     opts.gateway_threads_default = threads->count() == 0;
-    if (opts.gateway_threads_default) opts.gateway_threads = std::max(1u, std::thread::hardware_concurrency() / 2);
+    if (opts.gateway_threads_default) opts.gateway_threads = half_the_cores(std::thread::hardware_concurrency());
     if (const auto admin = parse_optional_host_port(opts.worker_admin, "--worker-admin");
         admin && admin->port != 0 && admin->port + opts.workers - 1 > 65535)
       throw std::invalid_argument("--worker-admin: ports " + std::to_string(admin->port) + "+" +
