@@ -140,7 +140,7 @@ void cluster::start_gateway() {
                    opts_.static_dir_given ? "" : " (the browser demo: open http://HOST:PORT/)");
   else if (!opts_.no_demo && !opts_.static_dir_given)
     logger()->warn("the bundled browser demo (deploy/demo) was not found; plain HTTP GETs get 426");
-  if (opts_.publish_deflate_implied)
+  if (opts_.publish_deflate_implied())
     logger()->info(
         "--deflate with the private Redis: workers compress room messages once, at their publisher "
         "(--publish-deflate; --publish-deflate=false to compress them at the gateway)");

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <CLI/TypeTools.hpp>
 
@@ -18,11 +19,17 @@ std::optional<std::string> child_value(const supervisor_options& opts, const std
   return std::nullopt;
 }
 
+// Sets a child option that was not given, and says it was implied.
+void imply(supervisor_options& opts, const std::string& name, std::string value) {
+  opts.passthrough[name] = std::move(value);
+  opts.implied.insert(name);
+}
+
 // Copies a gateway setting to the workers' option of the same meaning,
 // unless the workers' own was given.
 void follow(supervisor_options& opts, const std::string& gateway_name, const std::string& worker_name) {
   if (child_value(opts, worker_name)) return;
-  if (const auto value = child_value(opts, gateway_name)) opts.passthrough[worker_name] = *value;
+  if (const auto value = child_value(opts, gateway_name)) imply(opts, worker_name, *value);
 }
 
 }  // namespace
@@ -40,7 +47,7 @@ bool imply_publish_deflate(supervisor_options& opts) {
   // one made at the publisher would go unused.
   const auto takeover = child_value(opts, "deflate-takeover").value_or("none");
   if (takeover != "none" && takeover != "client") return false;
-  opts.passthrough["publish-deflate"] = "true";
+  imply(opts, "publish-deflate", "true");
   follow(opts, "deflate-threshold", "publish-deflate-threshold");
   follow(opts, "deflate-level", "publish-deflate-level");
   return true;

@@ -186,7 +186,7 @@ struct up_parser {
     if (opts.worker_bin.empty()) opts.worker_bin = dir + "/framegate-worker";
     opts.static_dir_given = static_dir->count() > 0;
     if (!opts.static_dir_given && !opts.no_demo) opts.static_dir = find_demo_dir(dir);
-    opts.publish_deflate_implied = imply_publish_deflate(opts);
+    (void)imply_publish_deflate(opts);
   }
 };
 
@@ -277,11 +277,14 @@ std::string format_effective_config(const supervisor_options& opts) {
     if (!opts.redis_password_file.empty()) out << "redis-password-file = " << opts.redis_password_file << "\n";
   }
   if (!opts.passthrough.empty()) out << "# passed through to the gateway and the workers as FRAMEGATE_*\n";
-  if (opts.publish_deflate_implied)
+  if (opts.publish_deflate_implied())
     out << "# publish-deflate: implied by deflate with the private Redis (room messages compressed once, at "
-           "their publisher)\n";
+           "their publisher); shown, not set, so that a file saved from this implies it again only where it "
+           "applies\n";
   for (const auto& [name, value] : opts.passthrough) {
-    if (is_secret_option(name))
+    if (opts.implied.contains(name))
+      out << "# " << name << " = " << value << "\n";
+    else if (is_secret_option(name))
       out << "# " << name << ": not printed (a secret; the children take it from a file too: " << name << "-file)\n";
     else
       out << name << " = " << value << "\n";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,9 +60,11 @@ struct supervisor_options {
   // file entry whose variable the environment already sets keeps the
   // environment's value: the environment wins over the file.
   passthrough_map passthrough;
-  // --publish-deflate (and its threshold and level) were added to
-  // `passthrough` because of --deflate (supervisor/implied_options.hpp).
-  bool publish_deflate_implied = false;
+  // The entries of `passthrough` that were not given but implied by
+  // others (supervisor/implied_options.hpp): --publish-deflate, and its
+  // threshold and level, because of --deflate.
+  std::set<std::string> implied;
+  [[nodiscard]] bool publish_deflate_implied() const { return implied.contains("publish-deflate"); }
 
   std::chrono::milliseconds stop_timeout() const;
   std::chrono::milliseconds start_timeout() const;

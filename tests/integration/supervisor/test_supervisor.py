@@ -506,8 +506,20 @@ class SupervisorTest(unittest.TestCase):
                           (("--deflate", "--deflate-takeover", "client"), None)):
             with self.subTest(args=args, env=env and env.get("FRAMEGATE_DEFLATE")):
                 values, text = config(*args, env=env)
-                self.assertEqual(values.get("publish-deflate"), "true", text)
+                # Shown, not set: a file saved from it implies it again only where it applies.
+                self.assertNotIn("publish-deflate", values, text)
                 self.assertIn("# publish-deflate: implied by deflate", text)
+                self.assertIn("\n# publish-deflate = true\n", text)
+        # The printed configuration saved and used with another's Redis: not on there.
+        values, text = config("--deflate", "--deflate-threshold", "300")
+        self.assertIn("\n# publish-deflate-threshold = 300\n", text)
+        saved = os.path.join(self.tmp, "saved.conf")
+        with open(saved, "w", encoding="utf-8") as f:
+            f.write(text)
+        values, text = config("--config", saved, "--redis", "redis://127.0.0.1:1")
+        self.assertEqual(values.get("deflate"), "true", text)
+        self.assertNotIn("publish-deflate", values, text)
+        self.assertNotIn("implied", text)
         # Not where another Redis may hold older workers, nor where members keep
         # a compression context of their own, nor against the user's choice.
         for args in (("--deflate", "--no-redis"), ("--deflate", "--redis", "redis://127.0.0.1:1"),

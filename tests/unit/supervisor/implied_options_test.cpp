@@ -3,6 +3,7 @@
 #include "supervisor/implied_options.hpp"
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -45,6 +46,8 @@ TEST_F(implied_options_test, deflate_with_the_private_redis_turns_on_publish_def
   auto opts = with({{"deflate", "true"}});
   EXPECT_TRUE(imply_publish_deflate(opts));
   EXPECT_EQ(opts.passthrough, (fg::supervisor::passthrough_map{{"deflate", "true"}, {"publish-deflate", "true"}}));
+  EXPECT_EQ(opts.implied, (std::set<std::string>{"publish-deflate"}));
+  EXPECT_TRUE(opts.publish_deflate_implied());
 }
 
 TEST_F(implied_options_test, the_workers_compress_at_the_gateways_threshold_and_level) {
@@ -52,11 +55,14 @@ TEST_F(implied_options_test, the_workers_compress_at_the_gateways_threshold_and_
   ASSERT_TRUE(imply_publish_deflate(opts));
   EXPECT_EQ(opts.passthrough["publish-deflate-threshold"], "256");
   EXPECT_EQ(opts.passthrough["publish-deflate-level"], "6");
+  EXPECT_EQ(opts.implied,
+            (std::set<std::string>{"publish-deflate", "publish-deflate-threshold", "publish-deflate-level"}));
   // The workers' own values, where given, stay theirs.
   auto own = with({{"deflate", "1"}, {"deflate-threshold", "256"}, {"publish-deflate-threshold", "4096"}});
   ASSERT_TRUE(imply_publish_deflate(own));
   EXPECT_EQ(own.passthrough["publish-deflate-threshold"], "4096");
   EXPECT_FALSE(own.passthrough.contains("publish-deflate-level"));
+  EXPECT_FALSE(own.implied.contains("publish-deflate-threshold"));
 }
 
 TEST_F(implied_options_test, the_environment_counts_as_given) {
@@ -94,6 +100,7 @@ TEST_F(implied_options_test, nothing_is_implied_where_it_could_not_help_or_is_no
     const auto before = r.opts.passthrough;
     EXPECT_FALSE(imply_publish_deflate(r.opts)) << r.why;
     EXPECT_EQ(r.opts.passthrough, before) << r.why;
+    EXPECT_TRUE(r.opts.implied.empty()) << r.why;
   }
   auto client = with({{"deflate", "true"}, {"deflate-takeover", "client"}});
   EXPECT_TRUE(imply_publish_deflate(client)) << "the server compresses without takeover";
