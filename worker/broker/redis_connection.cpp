@@ -1,7 +1,9 @@
 #include "worker/broker/redis_connection.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -22,7 +24,8 @@ redis_connection::redis_connection(asio::io_context& io, redis_endpoint endpoint
       listener_(l),
       log_(std::move(log)),
       backoff_(options.backoff_min, options.backoff_max, seed),
-      timer_(io) {}
+      timer_(io),
+      resolver_(io) {}
 
 redis_connection::~redis_connection() { stop(); }
 
@@ -36,6 +39,7 @@ void redis_connection::stop() {
   state_ = state::stopped;
   ++attempt_;
   timer_.cancel();
+  resolver_.cancel();
   if (ctx_ != nullptr) {
     // Pending callbacks run with null replies; on_disconnect_cb sees `stopped`.
     redisAsyncContext* c = std::exchange(ctx_, nullptr);
@@ -46,9 +50,44 @@ void redis_connection::stop() {
 void redis_connection::connect() {
   state_ = state::connecting;
   const std::uint64_t attempt = ++attempt_;
-  // Note: a host name is resolved here, synchronously (hiredis).
+  // One deadline for the whole attempt: resolving, connecting, AUTH/SELECT.
+  timer_.expires_after(options_.connect_timeout);
+  timer_.async_wait([this, attempt](const boost::system::error_code& ec) {
+    if (ec || attempt != attempt_) return;
+    if (state_ == state::resolving) {
+      resolver_.cancel();  // its getaddrinfo finishes on the resolver's thread, unheard
+      handle_down("timed out resolving " + endpoint_.host);
+    } else if (state_ == state::connecting || state_ == state::setting_up) {
+      abort("timed out connecting");
+    }
+  });
+  boost::system::error_code literal;
+  if (endpoint_.is_unix() || (asio::ip::make_address(endpoint_.host, literal), !literal)) {
+    open_context(endpoint_.host);
+    return;
+  }
+  // hiredis would resolve a host name in redisAsyncConnect, with a blocking
+  // getaddrinfo: a DNS that does not answer (a partition, again) would stop
+  // the worker's loop, and every client of this worker with it, for
+  // seconds at each attempt. Asio resolves on a thread of its own.
+  state_ = state::resolving;
+  resolver_.async_resolve(
+      endpoint_.host, std::to_string(endpoint_.port),
+      [this, alive = std::weak_ptr<char>(alive_), attempt](const boost::system::error_code& ec,
+                                                           const asio::ip::tcp::resolver::results_type& results) {
+        // The resolver may complete after this connection is gone.
+        if (alive.expired() || attempt != attempt_ || state_ != state::resolving) return;
+        if (ec) return handle_down("cannot resolve " + endpoint_.host + ": " + ec.message());
+        const std::string address = address_for_attempt(results, failures_since_ready_);
+        if (address.empty()) return handle_down("no address for " + endpoint_.host);
+        state_ = state::connecting;
+        open_context(address);
+      });
+}
+
+void redis_connection::open_context(const std::string& host) {
   ctx_ = endpoint_.is_unix() ? redisAsyncConnectUnix(endpoint_.unix_path.c_str())
-                             : redisAsyncConnect(endpoint_.host.c_str(), endpoint_.port);
+                             : redisAsyncConnect(host.c_str(), endpoint_.port);
   if (ctx_ == nullptr) {
     handle_down("out of memory");
     return;
@@ -68,12 +107,18 @@ void redis_connection::connect() {
   redisAsyncSetDisconnectCallback(ctx_, on_disconnect_cb);
   // Arms the first write wait: that is how hiredis learns the connect result.
   redisAsyncSetConnectCallback(ctx_, on_connect_cb);
+}
 
-  timer_.expires_after(options_.connect_timeout);
-  timer_.async_wait([this, attempt](const boost::system::error_code& ec) {
-    if (ec || attempt != attempt_) return;
-    if (state_ == state::connecting || state_ == state::setting_up) abort("timed out connecting");
-  });
+std::string address_for_attempt(const asio::ip::tcp::resolver::results_type& results, std::uint64_t failures) {
+  std::vector<std::string> addresses;
+  for (const bool v4 : {true, false})
+    for (const auto& entry : results) {
+      const asio::ip::address a = entry.endpoint().address();
+      if (a.is_v4() != v4) continue;
+      std::string text = a.to_string();
+      if (std::find(addresses.begin(), addresses.end(), text) == addresses.end()) addresses.push_back(std::move(text));
+    }
+  return addresses.empty() ? std::string() : addresses[failures % addresses.size()];
 }
 
 void redis_connection::abort(std::string_view why) {

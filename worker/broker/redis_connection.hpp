@@ -1,6 +1,7 @@
-// One hiredis async connection that keeps itself up: connects (TCP or Unix
-// socket), sends AUTH and SELECT when configured and waits for their
-// answers, then reports ready. A failed attempt, a lost connection or a
+// One hiredis async connection that keeps itself up: resolves the host
+// name off the loop (Asio's resolver), connects (TCP or Unix socket),
+// sends AUTH and SELECT when configured and waits for their answers, then
+// reports ready. A failed attempt, a lost connection or a
 // setup that does not finish within connect_timeout leads to a new attempt
 // after an exponential backoff with jitter (backoff.hpp). A TCP connection
 // whose peer stops answering (a partition: no FIN, no RST) is given up by
@@ -28,6 +29,7 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "worker/broker/redis_asio_adapter.hpp"
@@ -39,10 +41,16 @@ struct redisAsyncContext;
 
 namespace fg::worker {
 
+// The address of a resolved host name that an attempt made after
+// `failures` failed ones connects to: IPv4 first (as hiredis orders them),
+// then IPv6, each failure moving on to the next, so that an address that
+// does not answer is not the only one ever tried. Empty: none.
+std::string address_for_attempt(const boost::asio::ip::tcp::resolver::results_type& results, std::uint64_t failures);
+
 struct redis_connection_options {
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{5000};
-  std::chrono::milliseconds connect_timeout{3000};  // connect + AUTH + SELECT
+  std::chrono::milliseconds connect_timeout{3000};  // resolve + connect + AUTH + SELECT + CLIENT INFO
   // A TCP connection silent this long is given up (tcp_liveness.hpp).
   std::chrono::milliseconds liveness_timeout{10000};
 };
@@ -99,9 +107,11 @@ class redis_connection {
   [[nodiscard]] std::uint64_t stale_removed() const noexcept { return stale_removed_; }
 
  private:
-  enum class state { idle, connecting, setting_up, ready, waiting, stopped };
+  enum class state { idle, resolving, connecting, setting_up, ready, waiting, stopped };
 
   void connect();
+  // A hiredis context for `host` (an address, or ignored for a Unix socket).
+  void open_context(const std::string& host);
   void schedule_retry();
   // The context is gone (or never came up): report, then retry.
   // `server_closed`: the server ended the connection (EOF), so it holds
@@ -127,6 +137,10 @@ class redis_connection {
   std::shared_ptr<spdlog::logger> log_;
   backoff backoff_;
   boost::asio::steady_timer timer_;  // retry delay, or the connect/setup deadline
+  boost::asio::ip::tcp::resolver resolver_;
+  // Resolutions finish on Asio's resolver thread and may be handed back
+  // after this connection is destroyed: they check this first.
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
 
   redisAsyncContext* ctx_ = nullptr;
   state state_ = state::idle;

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <hiredis/async.h>
@@ -132,6 +134,43 @@ TEST_F(RedisConnection, AUserWithoutClientKillKeepsWorkingAndForgetsTheStaleOne)
   EXPECT_TRUE(listed(redis_, old_id)) << "NOPERM: the server keeps it";
   EXPECT_TRUE(c->ready());
 }
+
+TEST_F(RedisConnection, ResolvesAHostNameOffTheLoopAndConnects) {
+  auto c = connect(parse_redis_url("redis://localhost:" + std::to_string(redis_.port())));
+  EXPECT_TRUE(c->ready());
+}
+
+TEST_F(RedisConnection, ANameThatDoesNotResolveIsSaidAndTriedAgain) {
+  redis_connection_options o;
+  o.backoff_min = 10ms;
+  o.backoff_max = 20ms;
+  o.connect_timeout = 500ms;
+  // .invalid never resolves (RFC 6761).
+  redis_connection c(io_, parse_redis_url("redis://framegate-test.invalid:6379"), "test", o, listener_,
+                     fg::component_logger("redis-test"), 1);
+  c.start();
+  ASSERT_TRUE(run_until(
+      io_, [&] { return c.failures_since_ready() >= 2; }, 10s));
+  EXPECT_EQ(listener_.ready, 0);
+  EXPECT_FALSE(c.ready());
+}
+
+boost::asio::ip::tcp::resolver::results_type resolved(std::initializer_list<const char*> addresses) {
+  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+  for (const char* a : addresses) endpoints.emplace_back(boost::asio::ip::make_address(a), 6379);
+  return boost::asio::ip::tcp::resolver::results_type::create(endpoints.begin(), endpoints.end(), "redis", "6379");
+}
+
+TEST(AddressForAttempt, IPv4FirstThenEachFailureTakesTheNext) {
+  const auto results = resolved({"::1", "10.0.0.2", "fd00::2", "10.0.0.3", "10.0.0.2"});
+  EXPECT_EQ(address_for_attempt(results, 0), "10.0.0.2");
+  EXPECT_EQ(address_for_attempt(results, 1), "10.0.0.3");
+  EXPECT_EQ(address_for_attempt(results, 2), "::1");
+  EXPECT_EQ(address_for_attempt(results, 3), "fd00::2");
+  EXPECT_EQ(address_for_attempt(results, 4), "10.0.0.2");  // duplicates count once; round again
+}
+
+TEST(AddressForAttempt, NothingResolvedIsNoAddress) { EXPECT_EQ(address_for_attempt(resolved({}), 0), ""); }
 
 }  // namespace
 }  // namespace fg::test
