@@ -39,7 +39,6 @@ void redis_connection::stop() {
   state_ = state::stopped;
   ++attempt_;
   timer_.cancel();
-  resolver_.cancel();
   if (ctx_ != nullptr) {
     // Pending callbacks run with null replies; on_disconnect_cb sees `stopped`.
     redisAsyncContext* c = std::exchange(ctx_, nullptr);
@@ -55,8 +54,7 @@ void redis_connection::connect() {
   timer_.async_wait([this, attempt](const boost::system::error_code& ec) {
     if (ec || attempt != attempt_) return;
     if (state_ == state::resolving) {
-      resolver_.cancel();  // its getaddrinfo finishes on the resolver's thread, unheard
-      handle_down("timed out resolving " + endpoint_.host);
+      handle_down("timed out resolving " + endpoint_.host);  // a late answer is ignored (attempt)
     } else if (state_ == state::connecting || state_ == state::setting_up) {
       abort("timed out connecting");
     }
@@ -69,20 +67,16 @@ void redis_connection::connect() {
   // hiredis would resolve a host name in redisAsyncConnect, with a blocking
   // getaddrinfo: a DNS that does not answer (a partition, again) would stop
   // the worker's loop, and every client of this worker with it, for
-  // seconds at each attempt. Asio resolves on a thread of its own.
+  // seconds at each attempt.
   state_ = state::resolving;
-  resolver_.async_resolve(
-      endpoint_.host, std::to_string(endpoint_.port),
-      [this, alive = std::weak_ptr<char>(alive_), attempt](const boost::system::error_code& ec,
-                                                           const asio::ip::tcp::resolver::results_type& results) {
-        // The resolver may complete after this connection is gone.
-        if (alive.expired() || attempt != attempt_ || state_ != state::resolving) return;
-        if (ec) return handle_down("cannot resolve " + endpoint_.host + ": " + ec.message());
-        const std::string address = address_for_attempt(results, failures_since_ready_);
-        if (address.empty()) return handle_down("no address for " + endpoint_.host);
-        state_ = state::connecting;
-        open_context(address);
-      });
+  resolver_.resolve(endpoint_.host, endpoint_.port,
+                    [this, attempt](std::vector<asio::ip::address> resolved, std::string error) {
+                      // Dropped by the resolver once this connection is gone.
+                      if (attempt != attempt_ || state_ != state::resolving) return;
+                      if (!error.empty()) return handle_down("cannot resolve " + endpoint_.host + ": " + error);
+                      state_ = state::connecting;
+                      open_context(address_for_attempt(resolved, failures_since_ready_));
+                    });
 }
 
 void redis_connection::open_context(const std::string& host) {
@@ -109,11 +103,10 @@ void redis_connection::open_context(const std::string& host) {
   redisAsyncSetConnectCallback(ctx_, on_connect_cb);
 }
 
-std::string address_for_attempt(const asio::ip::tcp::resolver::results_type& results, std::uint64_t failures) {
+std::string address_for_attempt(const std::vector<asio::ip::address>& resolved, std::uint64_t failures) {
   std::vector<std::string> addresses;
   for (const bool v4 : {true, false})
-    for (const auto& entry : results) {
-      const asio::ip::address a = entry.endpoint().address();
+    for (const asio::ip::address& a : resolved) {
       if (a.is_v4() != v4) continue;
       std::string text = a.to_string();
       if (std::find(addresses.begin(), addresses.end(), text) == addresses.end()) addresses.push_back(std::move(text));

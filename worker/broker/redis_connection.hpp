@@ -1,5 +1,5 @@
 // One hiredis async connection that keeps itself up: resolves the host
-// name off the loop (Asio's resolver), connects (TCP or Unix socket),
+// name off the loop (host_resolver.hpp), connects (TCP or Unix socket),
 // sends AUTH and SELECT when configured and waits for their answers, then
 // reports ready. A failed attempt, a lost connection or a
 // setup that does not finish within connect_timeout leads to a new attempt
@@ -29,9 +29,10 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "worker/broker/host_resolver.hpp"
 #include "worker/broker/redis_asio_adapter.hpp"
 #include "worker/broker/redis_client_identity.hpp"
 #include "worker/broker/redis_url.hpp"
@@ -45,7 +46,7 @@ namespace fg::worker {
 // `failures` failed ones connects to: IPv4 first (as hiredis orders them),
 // then IPv6, each failure moving on to the next, so that an address that
 // does not answer is not the only one ever tried. Empty: none.
-std::string address_for_attempt(const boost::asio::ip::tcp::resolver::results_type& results, std::uint64_t failures);
+std::string address_for_attempt(const std::vector<boost::asio::ip::address>& resolved, std::uint64_t failures);
 
 struct redis_connection_options {
   std::chrono::milliseconds backoff_min{100};
@@ -137,10 +138,7 @@ class redis_connection {
   std::shared_ptr<spdlog::logger> log_;
   backoff backoff_;
   boost::asio::steady_timer timer_;  // retry delay, or the connect/setup deadline
-  boost::asio::ip::tcp::resolver resolver_;
-  // Resolutions finish on Asio's resolver thread and may be handed back
-  // after this connection is destroyed: they check this first.
-  std::shared_ptr<char> alive_ = std::make_shared<char>();
+  host_resolver resolver_;
 
   redisAsyncContext* ctx_ = nullptr;
   state state_ = state::idle;

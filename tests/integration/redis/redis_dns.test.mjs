@@ -4,8 +4,9 @@
 // timeout at every reconnect attempt, so that the gateway took the worker
 // for dead (--link-timeout) and its clients went unanswered. The worker
 // now resolves off its loop: it answers its clients all along, says why
-// Redis is not reached, and connects as soon as the name resolves (read
-// again at every attempt: a Redis that moves is found).
+// Redis is not reached, exits at once when stopped (no lookup is waited
+// for), and connects as soon as the name resolves (read again at every
+// attempt: a Redis that moves is found).
 //
 // Runs only inside in_private_network.sh: it mounts over /etc/resolv.conf
 // and /etc/hosts and adds firewall rules, in namespaces of its own.
@@ -27,8 +28,8 @@ test('a Redis name whose DNS does not answer leaves the worker serving, and is f
   const dir = mkdtempSync(join(tmpdir(), 'fg-dns-'));
   const resolvConf = join(dir, 'resolv.conf');
   const hosts = join(dir, 'hosts');
-  // Each lookup of an unknown name: two queries (A, AAAA) x 2 attempts x 1 s.
-  writeFileSync(resolvConf, `nameserver ${dnsServer}\noptions timeout:1 attempts:2\n`);
+  // Each lookup of an unknown name: 2 attempts x 2 s at least per query (A, AAAA).
+  writeFileSync(resolvConf, `nameserver ${dnsServer}\noptions timeout:2 attempts:2\n`);
   writeFileSync(hosts, '127.0.0.1 localhost\n');
   execFileSync('ip', ['addr', 'add', `${dnsServer}/32`, 'dev', 'lo']);
   for (const proto of ['udp', 'tcp'])
@@ -44,7 +45,7 @@ test('a Redis name whose DNS does not answer leaves the worker serving, and is f
       gatewayArgs: ['--link-ping', '0.25', '--link-timeout', '1'],
       workerArgs: ['--redis', `redis://${name}:${redis.port}`],
     });
-    const [worker] = cluster.workers;
+    let [worker] = cluster.workers;
     const failing = await worker.waitFor(new RegExp(`redis (publish|subscribe): cannot connect to redis://${name}.*`), 15000);
 
     // Lookups that hang for 4 s each, one after another: the worker answers
@@ -59,8 +60,17 @@ test('a Redis name whose DNS does not answer leaves the worker serving, and is f
       'the gateway cut the worker off: its loop stopped');
     // And the worker says why it does not reach Redis.
     assert.match(failing[0], new RegExp(`(timed out resolving|cannot resolve) ${name}`));
+    client.close();
 
-    // The name resolves now (from /etc/hosts, read at every lookup).
+    // Stopped while a lookup hangs, it exits at once: nothing waits for the
+    // lookup (SIGKILL after 2 s, well under one lookup).
+    assert.deepEqual(await worker.stop('SIGTERM', 2000), { code: 0, signal: null },
+      'the worker did not exit by itself: it waited for a DNS lookup');
+    await cluster.restartWorker(0);
+
+    // The name resolves now (from /etc/hosts, read at every lookup): found
+    // at the next attempt, not behind the lookups still hanging.
+    [worker] = cluster.workers;
     writeFileSync(hosts, `127.0.0.1 localhost\n127.0.0.1 ${name}\n`);
     await worker.waitFor(new RegExp(`redis subscribe: connected to redis://${name}:${redis.port}`), 15000);
     await worker.waitFor(new RegExp(`redis publish: connected to redis://${name}:${redis.port}`), 15000);
@@ -68,7 +78,6 @@ test('a Redis name whose DNS does not answer leaves the worker serving, and is f
     member.send(JSON.stringify({ op: 'join', room: 'R' }));
     member.send(JSON.stringify({ op: 'publish', room: 'R', data: 'through Redis' }));
     assert.equal((await nextMessage(member, 5000)).data, '{"room":"R","data":"through Redis","offset":1}');
-    client.close();
     member.close();
   } finally {
     if (cluster) await cluster.stop();

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <initializer_list>
 #include <string>
@@ -19,6 +20,7 @@
 #include "common/logging.hpp"
 #include "tests/unit/worker/redis_server.hpp"
 #include "tests/unit/worker/run_loop.hpp"
+#include "worker/broker/host_resolver.hpp"
 #include "worker/broker/redis_url.hpp"
 
 namespace fg::test {
@@ -155,10 +157,10 @@ TEST_F(RedisConnection, ANameThatDoesNotResolveIsSaidAndTriedAgain) {
   EXPECT_FALSE(c.ready());
 }
 
-boost::asio::ip::tcp::resolver::results_type resolved(std::initializer_list<const char*> addresses) {
-  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
-  for (const char* a : addresses) endpoints.emplace_back(boost::asio::ip::make_address(a), 6379);
-  return boost::asio::ip::tcp::resolver::results_type::create(endpoints.begin(), endpoints.end(), "redis", "6379");
+std::vector<boost::asio::ip::address> resolved(std::initializer_list<const char*> addresses) {
+  std::vector<boost::asio::ip::address> out;
+  for (const char* a : addresses) out.push_back(boost::asio::ip::make_address(a));
+  return out;
 }
 
 TEST(AddressForAttempt, IPv4FirstThenEachFailureTakesTheNext) {
@@ -171,6 +173,48 @@ TEST(AddressForAttempt, IPv4FirstThenEachFailureTakesTheNext) {
 }
 
 TEST(AddressForAttempt, NothingResolvedIsNoAddress) { EXPECT_EQ(address_for_attempt(resolved({}), 0), ""); }
+
+TEST(HostResolver, AnswersOnTheLoop) {
+  boost::asio::io_context io;
+  host_resolver r(io);
+  std::vector<boost::asio::ip::address> got;
+  std::string error = "not answered";
+  r.resolve("localhost", 6379, [&](std::vector<boost::asio::ip::address> a, std::string e) {
+    got = std::move(a);
+    error = std::move(e);
+  });
+  ASSERT_TRUE(run_until(io, [&] { return error != "not answered"; }));
+  EXPECT_EQ(error, "");
+  EXPECT_NE(std::find(got.begin(), got.end(), boost::asio::ip::make_address("127.0.0.1")), got.end());
+}
+
+TEST(HostResolver, SaysWhyANameHasNoAddress) {
+  boost::asio::io_context io;
+  host_resolver r(io);
+  std::string error;
+  bool answered = false;
+  r.resolve("framegate-test.invalid", 6379, [&](std::vector<boost::asio::ip::address> a, std::string e) {
+    answered = true;
+    EXPECT_TRUE(a.empty());
+    error = std::move(e);
+  });
+  ASSERT_TRUE(run_until(
+      io, [&] { return answered; }, 15s));
+  EXPECT_NE(error, "");
+}
+
+TEST(HostResolver, AnAnswerAfterTheResolverIsGoneIsDropped) {
+  boost::asio::io_context io;
+  bool answered = false;
+  {
+    host_resolver r(io);
+    r.resolve("localhost", 6379, [&](std::vector<boost::asio::ip::address>, std::string) { answered = true; });
+  }
+  // The lookup thread still answers; nothing reaches the callback.
+  (void)run_until(
+      io, [] { return false; }, 300ms);
+  EXPECT_FALSE(answered);
+}
 
 }  // namespace
 }  // namespace fg::test
