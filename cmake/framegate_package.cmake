@@ -42,8 +42,11 @@ install(CODE "
   file(INSTALL DESTINATION \"\${framegate_etc}\" TYPE FILE
        FILES \"${PROJECT_SOURCE_DIR}/deploy/systemd/gateway.env\" \"${PROJECT_SOURCE_DIR}/deploy/systemd/worker.env\")")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/SDK.md ${PROJECT_SOURCE_DIR}/docs/LINK.md
-              ${PROJECT_SOURCE_DIR}/docs/DEPLOY.md
+              ${PROJECT_SOURCE_DIR}/docs/DEPLOY.md ${PROJECT_SOURCE_DIR}/docs/METRICS.md
+              ${PROJECT_SOURCE_DIR}/docs/ALERTS.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The alerting rules, for the Prometheus that scrapes these hosts (DEPLOY.md).
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/prometheus/alerts.yml DESTINATION ${CMAKE_INSTALL_DATADIR}/framegate/prometheus)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/hello-app DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 # ---------------------------------------------------------------- the package

@@ -375,13 +375,15 @@ write_targets() {
 }
 
 # Prometheus's config, derived from deploy/prometheus/prometheus.yml: the same
-# jobs and intervals, file_sd_configs instead of Docker's DNS.
+# jobs, intervals and alerting rules, file_sd_configs instead of Docker's DNS.
 write_prometheus_conf() {
   /usr/bin/python3 - "$PROMETHEUS_BASE" "$state_dir/prometheus" <<'EOF' || die "could not derive prometheus.yml (python3 with PyYAML needed)"
-import sys, yaml
+import os, sys, yaml
 base, out = sys.argv[1], sys.argv[2]
 with open(base) as f:
     config = yaml.safe_load(f)
+# The alerting rules stay where they are: named relative to the base config.
+config["rule_files"] = [os.path.join(os.path.dirname(base), r) for r in config.get("rule_files", [])]
 files = {"framegate-gateway": "gateways.json", "framegate-worker": "workers.json"}
 for job in config["scrape_configs"]:
     job.pop("dns_sd_configs", None)

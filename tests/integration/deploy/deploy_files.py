@@ -23,6 +23,7 @@ COMPOSE_FILE = os.path.join(REPO_ROOT, "docker-compose.yml")
 DOCKERFILE = os.path.join(REPO_ROOT, "deploy", "Dockerfile")
 DOCKERIGNORE = os.path.join(REPO_ROOT, ".dockerignore")
 PROMETHEUS_CONFIG = os.path.join(REPO_ROOT, "deploy", "prometheus", "prometheus.yml")
+PROMETHEUS_ALERTS = os.path.join(REPO_ROOT, "deploy", "prometheus", "alerts.yml")
 REDIS_CLUSTER_NODE_CONF = os.path.join(REPO_ROOT, "deploy", "redis", "cluster-node.conf")
 REDIS_CLUSTER_INIT = os.path.join(REPO_ROOT, "deploy", "redis", "cluster-init.sh")
 NGINX_CONFIG = os.path.join(REPO_ROOT, "deploy", "nginx", "nginx.conf")
@@ -90,6 +91,11 @@ def compose_config(profile: str | None = None, overrides: dict | None = None) ->
 def load_yaml(path: str) -> dict:
     with open(path, encoding="utf-8") as f:
         return yaml.safe_load(f)
+
+
+def alert_rules() -> list[dict]:
+    """The alerting rules of deploy/prometheus/alerts.yml, every group's."""
+    return [rule for group in load_yaml(PROMETHEUS_ALERTS)["groups"] for rule in group["rules"] if "alert" in rule]
 
 
 def admin_port(service: dict) -> int:

@@ -1,9 +1,11 @@
 """Which metrics docs/METRICS.md documents, and which the Grafana dashboard's
-PromQL refers to. Importable by any test (stdlib only):
+and the alerting rules' PromQL refers to. Importable by any test (stdlib only):
 
     metrics_md_table(path)      {name: Metric(name, type, labels)} from the doc's tables
     metrics_md_names(path)      the documented names
     promql_refs(expr)           the series names a PromQL expression selects, as written
+    Expression(expr, table)     one query's series, with the documented metric, labels and
+                                rate() use of each (the dashboard's and the alerts' tests)
     dashboard_queries(path)     every (panel title, target) of a dashboard JSON, rows included
     dashboard_metric_names(path)  the framegate_* names the dashboard queries, histogram
                                 suffixes (_bucket, _sum, _count) removed: comparable with
@@ -134,6 +136,64 @@ def base_name(name: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
+
+
+# --- one expression against the documented table -------------------------------
+
+# Series Prometheus itself adds to every scrape.
+PROMETHEUS_SERIES = {"up": frozenset()}
+# Labels every target has: Prometheus's own, and `host`, which deploy/multihost's
+# file-based service discovery gives each gateway and worker (the Hosts row).
+TARGET_LABELS = {"instance", "job", "host"}
+RATE_FUNCTIONS = {"rate", "irate", "increase"}
+
+
+class Expression:
+    """One PromQL query with the documented metric behind each series it selects."""
+
+    def __init__(self, expr: str, table: dict[str, Metric]):
+        self.expr = expr
+        self.tokens = tokenize(expr)
+        self.positions = series_positions(self.tokens)
+        self.clauses = label_lists(self.tokens)
+        self.table = table
+
+    def names(self) -> list[str]:
+        return [self.tokens[i].text for i in self.positions]
+
+    def metric(self, name: str) -> Metric | None:
+        base = base_name(name)
+        if name in self.table and self.table[name].type != "histogram":
+            return self.table[name]
+        if base != name and base in self.table and self.table[base].type == "histogram":
+            return self.table[base]
+        return None
+
+    def labels_of(self, name: str) -> set[str]:
+        if name in PROMETHEUS_SERIES:
+            return set(PROMETHEUS_SERIES[name]) | TARGET_LABELS
+        labels = set(self.metric(name).labels) | TARGET_LABELS
+        return labels | {"le"} if name.endswith("_bucket") else labels
+
+    def in_rate(self, position: int) -> bool:
+        """Whether the series at `position` is the range-vector argument of rate/irate/increase."""
+        t = self.tokens
+        after = position + 1
+        if after < len(t) and t[after].kind == "matchers":
+            after += 1
+        return (position >= 2 and t[position - 1].text == "(" and t[position - 2].text in RATE_FUNCTIONS
+                and after < len(t) and t[after].kind == "range")
+
+    def matcher_labels(self, position: int) -> set[str]:
+        """The label names of the `{...}` matchers written right after the series at `position`."""
+        following = self.tokens[position + 1] if position + 1 < len(self.tokens) else None
+        if following is None or following.kind != "matchers":
+            return set()
+        return set(re.findall(r"(\w+)\s*(?:=~|!~|!=|=)", following.text[1:-1]))
+
+    def output_labels(self, available: set[str]) -> set[str]:
+        grouped = {label for keyword, labels in self.clauses if keyword == "by" for label in labels}
+        return (grouped - {"le"}) if grouped else available
 
 
 # --- the dashboard ------------------------------------------------------------

@@ -22,54 +22,7 @@ from deploy_files import (DASHBOARD, DASHBOARD_GENERATOR, DASHBOARD_PROVIDERS, D
 
 # The rows the issue asks for, by a word each row title must contain.
 REQUIRED_ROWS = ("traffic", "latency", "backpressure", "errors", "workers", "broker", "deflate", "process")
-# Series Prometheus itself adds to every scrape.
-PROMETHEUS_SERIES = {"up": frozenset()}
-# Labels every target has: Prometheus's own, and `host`, which deploy/multihost's
-# file-based service discovery gives each gateway and worker (the Hosts row).
-TARGET_LABELS = {"instance", "job", "host"}
-RATE_FUNCTIONS = {"rate", "irate", "increase"}
 PANEL_TYPES = {"timeseries", "table", "stat"}
-
-
-class Expression:
-    """One PromQL query with the documented metric behind each series it selects."""
-
-    def __init__(self, expr: str, table: dict[str, metric_refs.Metric]):
-        self.expr = expr
-        self.tokens = metric_refs.tokenize(expr)
-        self.positions = metric_refs.series_positions(self.tokens)
-        self.clauses = metric_refs.label_lists(self.tokens)
-        self.table = table
-
-    def names(self) -> list[str]:
-        return [self.tokens[i].text for i in self.positions]
-
-    def metric(self, name: str) -> metric_refs.Metric | None:
-        base = metric_refs.base_name(name)
-        if name in self.table and self.table[name].type != "histogram":
-            return self.table[name]
-        if base != name and base in self.table and self.table[base].type == "histogram":
-            return self.table[base]
-        return None
-
-    def labels_of(self, name: str) -> set[str]:
-        if name in PROMETHEUS_SERIES:
-            return set(PROMETHEUS_SERIES[name]) | TARGET_LABELS
-        labels = set(self.metric(name).labels) | TARGET_LABELS
-        return labels | {"le"} if name.endswith("_bucket") else labels
-
-    def in_rate(self, position: int) -> bool:
-        """Whether the series at `position` is the range-vector argument of rate/irate/increase."""
-        t = self.tokens
-        after = position + 1
-        if after < len(t) and t[after].kind == "matchers":
-            after += 1
-        return (position >= 2 and t[position - 1].text == "(" and t[position - 2].text in RATE_FUNCTIONS
-                and after < len(t) and t[after].kind == "range")
-
-    def output_labels(self, available: set[str]) -> set[str]:
-        grouped = {label for keyword, labels in self.clauses if keyword == "by" for label in labels}
-        return (grouped - {"le"}) if grouped else available
 
 
 class DashboardTest(unittest.TestCase):
@@ -86,7 +39,7 @@ class DashboardTest(unittest.TestCase):
     def expressions(self):
         for panel in self.graphs():
             for target in panel["targets"]:
-                yield panel, target, Expression(target["expr"], self.table)
+                yield panel, target, metric_refs.Expression(target["expr"], self.table)
 
     def test_generated_by_the_generator(self):
         result = run([sys.executable, DASHBOARD_GENERATOR, "--check"])
@@ -131,7 +84,7 @@ class DashboardTest(unittest.TestCase):
             with self.subTest(panel=panel["title"], expr=e.expr):
                 self.assertTrue(e.names(), "the query selects no series")
                 for name in e.names():
-                    known = name in PROMETHEUS_SERIES or e.metric(name) is not None
+                    known = name in metric_refs.PROMETHEUS_SERIES or e.metric(name) is not None
                     self.assertTrue(known, f"{name} is not in docs/METRICS.md (histograms only through "
                                            f"_bucket, _sum or _count)")
 
@@ -154,7 +107,7 @@ class DashboardTest(unittest.TestCase):
     def test_grouping_and_legend_labels_exist(self):
         for panel, target, e in self.expressions():
             with self.subTest(panel=panel["title"], expr=e.expr):
-                names = [n for n in e.names() if n in PROMETHEUS_SERIES or e.metric(n)]
+                names = [n for n in e.names() if n in metric_refs.PROMETHEUS_SERIES or e.metric(n)]
                 available = set.intersection(*(e.labels_of(n) for n in names)) if names else set()
                 for keyword, labels in e.clauses:
                     self.assertEqual(set(labels) - available, set(), f"{keyword} (...) names labels the metrics lack")

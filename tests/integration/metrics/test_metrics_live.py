@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import unittest
-import urllib.parse
 import urllib.error
 import urllib.request
 
@@ -28,8 +26,9 @@ sys.path.insert(0, HERE)
 from deflate_client import Deflate, json_text  # noqa: E402
 from exposition import Family, scrape  # noqa: E402
 from metric_refs import dashboard_metric_names, metrics_md_table  # noqa: E402
-from framegate_harness import OP_BINARY, OP_CLOSE, OP_TEXT, REPO_ROOT, RSV1, Process, WsClient, build_frame  # noqa: E402
-from local_cluster import LocalCluster, free_port, until  # noqa: E402
+from framegate_harness import OP_BINARY, OP_CLOSE, OP_TEXT, REPO_ROOT, RSV1, WsClient, build_frame  # noqa: E402
+from local_cluster import LocalCluster, until  # noqa: E402
+import prometheus_server  # noqa: E402
 
 TOKEN = "metrics-test-token"
 TEXT_ECHOES, BINARY_ECHOES = 5, 3
@@ -292,40 +291,20 @@ class LiveMetricsTest(unittest.TestCase):
 
     # ------------------------------------------------------------ Prometheus
 
-    @unittest.skipUnless(shutil.which("prometheus"), "prometheus is not installed (tools/setup.sh installs it)")
+    @unittest.skipUnless(prometheus_server.available(), "prometheus is not installed (tools/setup.sh installs it)")
     def test_a_real_prometheus_scrapes_every_process(self):
-        port = free_port()
-        config = os.path.join(self.tmp, "prometheus.yml")
-        with open(config, "w", encoding="utf-8") as f:
-            f.write(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                "scrape_configs:\n"
-                f"  - job_name: gateway\n    static_configs:\n      - targets: ['127.0.0.1:{self.gateway_admin}']\n"
-                "  - job_name: worker\n    static_configs:\n      - targets: ["
-                + ", ".join(f"'127.0.0.1:{p}'" for p in self.worker_admins) + "]\n")
-        prom = Process(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={self.tmp}/tsdb",
-                        f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-                       name="prometheus", ready_pattern=None)
-        prom.start()
-        try:
-            def query(q: str) -> list[dict]:
-                status, body = http("GET", f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q}))
-                if status != 200:
-                    return []
-                return json.loads(body)["data"]["result"]
-
+        jobs = {"gateway": [f"127.0.0.1:{self.gateway_admin}"],
+                "worker": [f"127.0.0.1:{p}" for p in self.worker_admins]}
+        with prometheus_server.PrometheusServer(self.tmp, jobs) as prom:
             up = until("three healthy targets",
-                       lambda: (r := query("up == 1")) and len(r) == 3 and r, timeout=60)
+                       lambda: (r := prom.query("up == 1")) and len(r) == 3 and r, timeout=60)
             self.assertEqual(sorted(x["metric"]["job"] for x in up), ["gateway", "worker", "worker"])
-            binary = query('framegate_gateway_messages_received_total{opcode="binary"}')
+            binary = prom.query('framegate_gateway_messages_received_total{opcode="binary"}')
             self.assertEqual([(x["metric"]["job"], float(x["value"][1])) for x in binary], [("gateway", BINARY_ECHOES)])
-            echo = query('sum(framegate_worker_messages_handled_total{path="/echo"})')
+            echo = prom.query('sum(framegate_worker_messages_handled_total{path="/echo"})')
             self.assertEqual(float(echo[0]["value"][1]), TEXT_ECHOES + 2 + BINARY_ECHOES)
-            buckets = query("count(framegate_gateway_worker_roundtrip_seconds_bucket)")
+            buckets = prom.query("count(framegate_gateway_worker_roundtrip_seconds_bucket)")
             self.assertEqual(float(buckets[0]["value"][1]), 18)  # 17 bounds and +Inf
-        finally:
-            prom.stop()
-
 
 if __name__ == "__main__":
     unittest.main()

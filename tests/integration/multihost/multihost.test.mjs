@@ -235,6 +235,15 @@ test(`three hosts behind nginx (redis ${redisMode}): spread, link loss, Redis lo
       encodeURIComponent('sum by (host) (framegate_gateway_connections_active)'));
     const hostsSeen = (await query.json()).data.result.map((r) => r.metric.host).sort();
     assert.deepEqual(hostsSeen, ['h1', 'h2', 'h3'], 'a per-host breakdown of the gateways');
+    // The derived config keeps deploy/prometheus/alerts.yml: every alert
+    // loaded and evaluated against these hosts' series without an error.
+    await waitUntil('Prometheus evaluating framegate\'s alerting rules', async () => {
+      const res = await fetch(`http://${run.prometheus}/api/v1/rules?type=alert`);
+      const rules = (await res.json()).data.groups.flatMap((g) => g.rules);
+      const evaluated = rules.filter((r) => r.health === 'ok' && !r.lastEvaluation.startsWith('0001-'));
+      return rules.length >= 20 && evaluated.length === rules.length &&
+        rules.every((r) => r.name.startsWith('Framegate'));
+    }, 30_000);
 
     for (const c of clients) c.stop();
     if (redisMode === 'single') {

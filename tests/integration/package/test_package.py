@@ -51,6 +51,8 @@ EXPECTED_FILES = [
     "./usr/lib/systemd/system/framegate-gateway.service", "./usr/lib/systemd/system/framegate-worker@.service",
     "./etc/framegate/gateway.env", "./etc/framegate/worker.env",
     "./usr/share/doc/framegate/DEPLOY.md", "./usr/share/doc/framegate/SDK.md", "./usr/share/doc/framegate/LINK.md",
+    "./usr/share/doc/framegate/METRICS.md", "./usr/share/doc/framegate/ALERTS.md",
+    "./usr/share/framegate/prometheus/alerts.yml",
     "./usr/share/doc/framegate/examples/hello-app/main.cpp",
 ]
 UNITS = ["framegate-gateway.service", "framegate-worker@.service"]

@@ -7,9 +7,11 @@ deploy/Dockerfile, local stand-ins for Redis, Prometheus and nginx
 One project, brought up once with 3 workers; the tests run in order on it
 (their names are numbered) and the last takes it down:
   1. a room spans the workers and a publish reaches each member once;
-  2. the Prometheus stand-in scrapes every gateway and worker;
+  2. the Prometheus stand-in scrapes every gateway and worker, and
+     evaluates deploy/prometheus/alerts.yml without raising anything;
   3. `--scale worker=N` up and down: the gateway follows, no client closes;
-  4. kill -9 of a worker process: Docker restarts it, its clients move;
+  4. kill -9 of a worker process: Docker restarts it, its clients move,
+     and the FramegateFailovers alert fires;
   5. the scale-out profile: two gateways behind nginx serve one room;
   6. `docker-compose down -v` leaves nothing behind.
 
@@ -30,11 +32,13 @@ import unittest
 
 import images
 from compose_project import ComposeProject
+from deploy_files import alert_rules
 from docker_engine import Engine, docker
 from probes import http_get, metrics, prometheus_api, samples, wait_until
 from room_client import RoomClient
 
 WORKERS = 3
+ALERT_RULES = len(alert_rules())
 ROOM = "lobby"
 BUDGET_SECONDS = int(os.environ.get("FRAMEGATE_COMPOSE_TEST_BUDGET", "840"))
 # The gateway's admin listener inside its container (FRAMEGATE_ADMIN).
@@ -220,6 +224,26 @@ class ComposeLiveTest(unittest.TestCase):
 
     def test_2_prometheus_scrapes_every_gateway_and_worker(self):
         self.assert_prometheus_sees(WORKERS)
+        address = f"127.0.0.1:{self.project.ports['prometheus']}"
+
+        def rules_evaluated() -> tuple[bool, list]:
+            rules = [r for g in prometheus_api(address, "rules", type="alert")["groups"] for r in g["rules"]]
+            seen = [(r["name"], r["health"]) for r in rules
+                    if r["health"] != "ok" or r["lastEvaluation"].startswith("0001-")]  # never evaluated
+            return len(rules) == ALERT_RULES and not seen, seen or len(rules)
+
+        wait_until(rules_evaluated, 30, f"Prometheus evaluating the {ALERT_RULES} rules of alerts.yml")
+        # A healthy deployment raises nothing, not even pending: what the start-up window raised clears.
+        wait_until(lambda: (not (a := prometheus_api(address, "alerts")["alerts"]), a), 30, "no alert raised")
+
+    def gateway_alert(self, name: str) -> tuple[str, float] | None:
+        """(state, value) of Prometheus's alert `name` for the gateway container, or None."""
+        address = f"127.0.0.1:{self.project.ports['prometheus']}"
+        instance = f"{self.project.address(self.project.containers('gateway')[0])}:{GATEWAY_ADMIN_PORT}"
+        for alert in prometheus_api(address, "alerts")["alerts"]:
+            if alert["labels"]["alertname"] == name and alert["labels"].get("instance") == instance:
+                return alert["state"], float(alert["value"])
+        return None
 
     def test_3_workers_scale_up_and_down_under_open_clients(self):
         self.assertTrue(self.members, "test_1 opened no clients")
@@ -242,6 +266,8 @@ class ComposeLiveTest(unittest.TestCase):
         container = self.worker_container(victim_id)
         restarts = self.project.inspect(container)["RestartCount"]
         failovers = self.failovers()
+        # The scale-down above may have raised it already: then its value (the moves in ten minutes) must rise.
+        before = self.gateway_alert("FramegateFailovers")
         # Under docker-init (init: true) the worker is not PID 1: find it by name, as a user would.
         docker("exec", container, "bash", "-c",
                "for p in /proc/[0-9]*; do [[ $(<$p/comm) == framegate-work* ]] && kill -9 ${p#/proc/}; done; true")
@@ -253,6 +279,13 @@ class ComposeLiveTest(unittest.TestCase):
 
         after = wait_until(moved, 30, "the gateway moving the killed worker's connections")
         log(f"failovers_total {failovers:.0f} -> {after:.0f}")
+
+        def alert_counts_the_kill() -> tuple[bool, tuple | None]:
+            now = self.gateway_alert("FramegateFailovers")
+            return now is not None and now[0] == "firing" and now[1] > (before[1] if before else 0), now
+
+        seen = wait_until(alert_counts_the_kill, 30, f"FramegateFailovers firing above {before}")
+        log(f"FramegateFailovers for the gateway: {before} -> {seen}")
         # The members that were on the killed worker are answered at once by the other one.
         self.assert_delivered_once(self.members, ROOM, self.members)
 
