@@ -95,7 +95,22 @@ WK = "framegate_worker_"
 PROC = "framegate_process_"
 HOST = '{host=~"$host"}'  # the dashboard's host variable (All: every host, and targets without the label)
 
+# Selects framegate's rules (deploy/prometheus/alerts.yml) in ALERTS, the series
+# Prometheus keeps for every pending or firing alert.
+OURS = 'alertname=~"Framegate.+"'
+
 ROWS = [
+    Row("Alerts", [
+        Panel("Alerts raised now", "framegate's alerts that Prometheus holds pending (the condition holds, not yet "
+              "for the rule's whole `for`) or firing, one row per alert and process. docs/ALERTS.md says what each means "
+              "and where to look; the rules are deploy/prometheus/alerts.yml. Empty is the healthy state.",
+              [Query(f"max by (alertname, severity, alertstate, job, instance) (ALERTS{{{OURS}}})", "", instant=True)],
+              kind="table", width=16, height=6),
+        Panel("Alerts firing by severity", "How many framegate alerts fire, by severity, over the dashboard's time "
+              "range: when a fault began and whether it is over.",
+              [Query(f'count by (severity) (ALERTS{{{OURS}, alertstate="firing"}})', "{{severity}}")],
+              width=8, height=6),
+    ]),
     Row("Traffic", [
         Panel("Open connections", "WebSocket connections open now, per gateway. A step down is a gateway restart "
               "(its clients reconnect) or a client population leaving.",

@@ -140,8 +140,9 @@ def base_name(name: str) -> str:
 
 # --- one expression against the documented table -------------------------------
 
-# Series Prometheus itself adds to every scrape.
-PROMETHEUS_SERIES = {"up": frozenset()}
+# Series Prometheus itself keeps: `up` for every scrape, ALERTS for every pending
+# or firing alert (with the alert's own labels; framegate's rules add `severity`).
+PROMETHEUS_SERIES = {"up": frozenset(), "ALERTS": frozenset({"alertname", "alertstate", "severity"})}
 # Labels every target has: Prometheus's own, and `host`, which deploy/multihost's
 # file-based service discovery gives each gateway and worker (the Hosts row).
 TARGET_LABELS = {"instance", "job", "host"}

@@ -9,7 +9,8 @@ this one checks that the rules read what the processes really serve:
      is pending or firing;
   2. Redis stopped: FramegateBrokerDown becomes pending for both workers,
      with the worker's instance and `broker="redis"` (its `for` is a
-     minute: pending is the expression matching);
+     minute: pending is the expression matching), and the dashboard's
+     "Alerts raised now" panel lists them;
   3. a worker killed with SIGKILL: FramegateFailovers fires at the gateway,
      counting at least the clients that were on it, and
      FramegateTargetDown becomes pending for the dead worker's instance only.
@@ -24,14 +25,17 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
+sys.path.insert(0, os.path.join(HERE, "..", "deploy"))
 sys.path.insert(0, HERE)
 
 from exposition import scrape  # noqa: E402
 from framegate_harness import REPO_ROOT, WsClient  # noqa: E402
 from local_cluster import LocalCluster, until  # noqa: E402
+from metric_refs import dashboard_queries  # noqa: E402
 import prometheus_server  # noqa: E402
 
 ALERTS = os.path.join(REPO_ROOT, "deploy", "prometheus", "alerts.yml")
+DASHBOARD = os.path.join(REPO_ROOT, "deploy", "grafana", "dashboards", "framegate.json")
 # The job names of deploy/prometheus/prometheus.yml, which the rules match.
 GATEWAY_JOB, WORKER_JOB = "framegate-gateway", "framegate-worker"
 WORKERS = ("w1", "w2")
@@ -123,6 +127,11 @@ class AlertsLiveTest(unittest.TestCase):
             self.assertEqual(alert["labels"]["broker"], "redis")
             self.assertEqual(alert["labels"]["severity"], "critical")
             self.assertEqual(alert["labels"]["job"], WORKER_JOB)
+        # What the dashboard shows of them, with its own query.
+        expr = next(t["expr"] for title, t in dashboard_queries(DASHBOARD) if title == "Alerts raised now")
+        rows = {(r["metric"]["alertname"], r["metric"]["alertstate"], r["metric"]["instance"])
+                for r in self.prom.query(expr)}
+        self.assertEqual(rows, {("FramegateBrokerDown", "pending", worker) for worker in self.workers.values()})
 
     def test_3_a_killed_worker_fires_failovers_and_makes_its_target_down_pending(self):
         placement = self.placement()
