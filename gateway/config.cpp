@@ -74,7 +74,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
 
   std::string listen = "0.0.0.0:8080";
   std::string admin = "127.0.0.1:9090";
-  std::string origins, subprotocols, forward_headers, policy = "close";
+  std::string origins, subprotocols, forward_headers, policy = "close", proxy_protocol_from;
   double handshake_timeout = 5, close_timeout = 5, idle_ping = 30, pong_timeout = 10, pool_shed_period = 10;
   std::uint64_t max_message_size = cfg.reader.limits.max_message_size;
   std::uint32_t max_fragments = cfg.reader.limits.max_fragments;
@@ -153,6 +153,10 @@ gateway_config parse_gateway_config(int argc, char** argv) {
                  "Most sockets from one client address (IPv6: one /64); beyond it 429 (0: no cap)")
       ->envname("FRAMEGATE_MAX_CONNECTIONS_PER_IP")
       ->capture_default_str();
+  app.add_option("--proxy-protocol-from", proxy_protocol_from,
+                 "Comma-separated networks (CIDR) or addresses of load balancers that send a PROXY protocol header "
+                 "(v1 or v2); their connections count as the client it names (per-IP limits, --sticky-key ip)")
+      ->envname("FRAMEGATE_PROXY_PROTOCOL_FROM");
   app.add_option("--handshake-rate", cfg.handshake_rate,
                  "New sockets per second from one client address; faster ones get 429 with Retry-After (0: no limit)")
       ->envname("FRAMEGATE_HANDSHAKE_RATE")
@@ -336,6 +340,11 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     if (link_timeout > 0 && (link_ping <= 0 || link_ping >= link_timeout))
       throw std::invalid_argument("--link-timeout (" + std::to_string(link_timeout) +
                                   " s) needs --link-ping above 0 and below it (" + std::to_string(link_ping) + " s)");
+    try {
+      cfg.proxy_protocol_from = trusted_networks::parse(proxy_protocol_from);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--proxy-protocol-from: ") + e.what());
+    }
     if (api_token_file_opt->count() > 0) {
       if (api_token_opt->count() > 0)
         throw std::invalid_argument("--api-token and --api-token-file (or their variables) both given: keep one");

@@ -17,6 +17,7 @@
 #include "gateway/auth/key_set.hpp"
 #include "gateway/auth/verifier.hpp"
 #include "gateway/http/handshake.hpp"
+#include "gateway/net/trusted_networks.hpp"
 #include "gateway/ws/message_reader.hpp"
 
 namespace fg::gateway {
@@ -56,6 +57,11 @@ struct gateway_config {
   double message_rate = 0;                   // data messages per second per connection
   double byte_rate = 0;                      // payload bytes per second per connection
   overflow_policy rate_limit_policy = overflow_policy::close;
+  // Load balancers that put a PROXY protocol header (v1 or v2) before each
+  // client's bytes: their connections count as the client the header
+  // names (per-IP limits, --sticky-key ip, the workers' remote address).
+  // A connection from them without one is refused; others send none.
+  trusted_networks proxy_protocol_from;
 
   // Worker mode: where the per-thread link sockets live, how connections
   // are pinned to workers, and what the workers are told about them.

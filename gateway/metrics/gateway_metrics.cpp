@@ -108,6 +108,10 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
               static_cast<double>(c.pings_sent));
   out.counter("framegate_gateway_pong_timeouts_total", "Connections closed (1011) because no frame followed a ping.",
               static_cast<double>(c.pong_timeouts));
+  counter_by_reason(out, "framegate_gateway_proxy_headers_total",
+                    "PROXY protocol headers from --proxy-protocol-from balancers: a client's address, the "
+                    "balancer's own (LOCAL, UNKNOWN), or refused with 400.",
+                    proxy_results, c.proxy_headers, "result");
   out.counter("framegate_gateway_accept_backoffs_total",
               "Times a thread stopped accepting for 100 ms because accept failed (out of file descriptors or "
               "memory); connections queue in the kernel meanwhile.",

@@ -39,6 +39,7 @@ void thread_counters::add(const thread_counters& o) {
   dropped_pongs += o.dropped_pongs;
   handshakes_rate_limited += o.handshakes_rate_limited;
   refused_per_ip += o.refused_per_ip;
+  add_all(proxy_headers, o.proxy_headers);
   add_all(rate_limited, o.rate_limited);
   add_all(auth_refusals, o.auth_refusals);
   auth_expired_closes += o.auth_expired_closes;

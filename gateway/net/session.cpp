@@ -25,6 +25,7 @@
 #include "gateway/auth/token_source.hpp"
 #include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
+#include "gateway/http/proxy_header.hpp"
 #include "gateway/http/static_files.hpp"
 #include "gateway/limits/token_bucket.hpp"
 #include "gateway/net/broadcast_frames.hpp"
@@ -59,6 +60,8 @@ struct handshake_state {
   // instead of an upgrade lingers until the client has read it, at most
   // --close-timeout, and needs its request no more.
   std::optional<http_request> request;
+  // The client a trusted balancer's PROXY header named (unset: the peer).
+  std::optional<asio::ip::address> client;
 };
 
 tcp_socket& session::socket() const noexcept { return handshake_->socket; }
@@ -130,15 +133,68 @@ void session::start() {
     return refuse(503, "connection limit reached, try later");
   }
   counted_ = true;
+  if (const auto& trusted = cfg.proxy_protocol_from; !trusted.empty()) {
+    const auto peer = socket().remote_endpoint(ec);
+    if (!ec && trusted.contains(peer.address())) return do_read_proxy_header();
+  }
+  admit_and_read_handshake();
+}
+
+void session::admit_and_read_handshake() {
   if (home_.shared().per_ip && !admit_address()) return;
   do_read_handshake();
 }
 
+// A trusted balancer's connection starts with a PROXY header: read until it
+// is whole (the handshake's deadline runs), drop it from the buffer and go
+// on with the bytes after it, the client's request.
+void session::do_read_proxy_header() {
+  auto& buffer = handshake_->request->buffer;
+  socket().async_read_some(buffer.prepare(http::max_proxy_header_bytes - buffer.size()),
+                           [self = session_ref(this)](error_code ec, std::size_t n) { self->on_proxy_header(ec, n); });
+}
+
+void session::on_proxy_header(error_code ec, std::size_t n) {
+  if (phase_ != phase::handshake || ec == asio::error::operation_aborted) return;
+  if (ec) return abort();
+  auto& buffer = handshake_->request->buffer;
+  buffer.commit(n);
+  const auto data = buffer.data();
+  auto got = http::parse_proxy_header({static_cast<const std::uint8_t*>(data.data()), data.size()});
+  auto& counted = home_.counters().proxy_headers;
+  if (got.what == http::proxy_parse::status::need_more) {
+    if (buffer.size() < http::max_proxy_header_bytes) return do_read_proxy_header();
+    got.error = http::proxy_error::v2_too_long;  // cannot happen: the parser refuses first
+  }
+  if (got.what != http::proxy_parse::status::done) {
+    ++counted[static_cast<std::size_t>(proxy_result::refused)];
+    component_logger("gateway")->debug("PROXY header refused: {}", http::describe(got.error));
+    return refuse(400,
+                  "a PROXY protocol header was expected from this address: " + std::string(http::describe(got.error)));
+  }
+  buffer.consume(got.length);
+  const auto& src = got.source;
+  if (src.kind == http::proxy_source::family::ipv4) {
+    asio::ip::address_v4::bytes_type b;
+    std::copy_n(src.bytes.begin(), b.size(), b.begin());
+    handshake_->client = asio::ip::address_v4(b);
+  } else if (src.kind == http::proxy_source::family::ipv6) {
+    handshake_->client = asio::ip::address_v6(src.bytes);
+  }
+  ++counted[static_cast<std::size_t>(handshake_->client ? proxy_result::client : proxy_result::local)];
+  admit_and_read_handshake();
+}
+
+asio::ip::address session::client_address(error_code& ec) const {
+  if (handshake_->client) return *handshake_->client;
+  return socket().remote_endpoint(ec).address();
+}
+
 bool session::admit_address() {
   error_code ec;
-  const auto remote = socket().remote_endpoint(ec);
+  const auto remote = client_address(ec);
   if (ec) return true;  // gone already: the first read fails
-  const auto a = home_.shared().per_ip->admit(remote.address(), home_.now_ms());
+  const auto a = home_.shared().per_ip->admit(remote, home_.now_ms());
   if (a.what == per_ip_limits::verdict::admitted) {
     ip_slot_ = a.slot;
     ip_counted_ = true;
@@ -216,8 +272,8 @@ request_info session::make_request_info() const {
   info.path = std::string(target.substr(0, q));
   if (q != std::string_view::npos) info.query = std::string(target.substr(q + 1));
   error_code ec;
-  const auto remote = socket().remote_endpoint(ec);
-  if (!ec) info.remote_address = remote.address().to_string();
+  const auto remote = client_address(ec);
+  if (!ec) info.remote_address = remote.to_string();
   info.headers = http::forwarded_headers(req, home_.config().forward_headers);
   return info;
 }

@@ -124,6 +124,9 @@ class session final : public connection, public poll_target, public ref_counted<
   struct cold_state;
   cold_state& cold();
 
+  void do_read_proxy_header();  // from a --proxy-protocol-from balancer, before the request
+  void on_proxy_header(boost::system::error_code ec, std::size_t n);
+  void admit_and_read_handshake();
   void do_read_handshake();
   void on_handshake(boost::system::error_code ec);
   void refuse(unsigned status, std::string_view reason, std::uint64_t retry_after_s = 0,
@@ -132,6 +135,7 @@ class session final : public connection, public poll_target, public ref_counted<
   // into `info`; false: refused (401).
   bool authenticate(request_info& info);
   bool admit_address();  // --max-connections-per-ip, --handshake-rate; false: refused
+  boost::asio::ip::address client_address(boost::system::error_code& ec) const;  // the PROXY header's, else the peer
   // --message-rate / --byte-rate: false if the message is over the rate (and
   // the policy applied: the connection closes, or the message is dropped).
   bool within_rate(std::size_t payload_size);

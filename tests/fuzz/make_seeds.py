@@ -20,6 +20,8 @@ Input layouts (see the targets):
   hot_envelopes: one Envelope body (no frame header), mostly Send and Message
   cluster_reply: RESP2 replies one after another (CLUSTER SHARDS, CLUSTER SLOTS, errors)
   static_files: one request target of a plain GET (the directory is the target's own fixture)
+  proxy_header: what a connection sends first: a PROXY protocol header (v1 text, v2 binary),
+                mostly followed by the client's HTTP request
   redis_inbound: [flags][channel message]  flags bit 0 deliver foreign messages,
                 bits 1-3 n: payload limit none (n=0) or 4<<n bytes,
                 bit 4: secret "fuzz" on channel framegate:room:R
@@ -490,6 +492,44 @@ STATIC_SEEDS = {
 }
 
 
+# PROXY protocol headers (HAProxy's proxy-protocol.txt) before an HTTP request.
+PROXY_V2_SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
+HTTP_GET = b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"
+
+
+def proxy_v2(ver_cmd, family, body, length=None):
+    """A version 2 header; `length` overrides the announced length."""
+    length = len(body) if length is None else length
+    return PROXY_V2_SIGNATURE + bytes([ver_cmd, family]) + struct.pack(">H", length) + body
+
+
+PROXY_V2_TCP4 = bytes([192, 0, 2, 1, 198, 51, 100, 2]) + struct.pack(">HH", 56324, 443)
+PROXY_V2_TCP6 = (bytes.fromhex("20010db8000000000000000000000001") + bytes.fromhex("20010db8000000000000000000000002")
+                 + struct.pack(">HH", 56324, 443))
+PROXY_V2_UNIX = b"/run/client.sock".ljust(108, b"\x00") + b"/run/gate.sock".ljust(108, b"\x00")
+PROXY_V2_TLVS = b"\x04\x00\x03\x00\x00\x00" + b"\x02\x00\x0bexample.com" + b"\xea\x00\x05\x01vpce"
+
+PROXY_SEEDS = {
+    "v1_tcp4": b"PROXY TCP4 192.0.2.1 198.51.100.2 56324 443\r\n" + HTTP_GET,
+    "v1_tcp6": b"PROXY TCP6 2001:db8::1 2001:db8::2 56324 443\r\n" + HTTP_GET,
+    "v1_unknown": b"PROXY UNKNOWN\r\n" + HTTP_GET,
+    "v1_unknown_longest": b"PROXY UNKNOWN %s %s 65535 65535\r\n" % (b":".join([b"ffff"] * 8), b":".join([b"ffff"] * 8)),
+    "v1_bad_port": b"PROXY TCP4 192.0.2.1 198.51.100.2 080 443\r\n" + HTTP_GET,
+    "v1_no_crlf": b"PROXY TCP4 192.0.2.1 198.51.100.2 56324 443\n" + HTTP_GET,
+    "v2_tcp4": proxy_v2(0x21, 0x11, PROXY_V2_TCP4) + HTTP_GET,
+    "v2_tcp6": proxy_v2(0x21, 0x21, PROXY_V2_TCP6) + HTTP_GET,
+    "v2_tcp4_tlvs": proxy_v2(0x21, 0x11, PROXY_V2_TCP4 + PROXY_V2_TLVS) + HTTP_GET,
+    "v2_local": proxy_v2(0x20, 0x00, b"") + HTTP_GET,
+    "v2_unix": proxy_v2(0x21, 0x31, PROXY_V2_UNIX),
+    "v2_too_short": proxy_v2(0x21, 0x21, PROXY_V2_TCP4) + HTTP_GET,
+    "v2_too_long": proxy_v2(0x21, 0x11, PROXY_V2_TCP4, length=0x0801),
+    "not_proxy": HTTP_GET,
+    # libFuzzer's first find: inet_pton stopped at a NUL and the line passed.
+    "v1_nul_in_address": b"PROXY TCP4 192.0.2.1\x00 198.51.100.2 56324 443\r\n" + HTTP_GET,
+    "v2_local_short": proxy_v2(0x20, 0x11, b"") + HTTP_GET,
+    "v2_inet_unspec_transport": proxy_v2(0x21, 0x10, PROXY_V2_TCP4) + HTTP_GET,
+}
+
 def write_corpus(name, seeds):
     directory = os.path.join(HERE, "corpus", name)
     os.makedirs(directory, exist_ok=True)
@@ -512,6 +552,7 @@ def main():
     write_corpus("jwt_token", JWT_SEEDS)
     write_corpus("cluster_reply", CLUSTER_SEEDS)
     write_corpus("static_files", STATIC_SEEDS)
+    write_corpus("proxy_header", PROXY_SEEDS)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ from deploy_files import NGINX_CONFIG, compose_config, free_port, ports, run, se
 STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
 UPSTREAM_SERVER = re.compile(r"^(\s*server\s+)([\w.-]+):(\d+)", re.MULTILINE)
 LISTEN = re.compile(r"^(\s*listen\s+)(\d+);", re.MULTILINE)
+# Commented out in nginx.conf; ProxyProtocolTest runs the config with it on.
+PROXY_PROTOCOL_LINE = "# proxy_protocol on;"
 
 
 def read_config() -> str:
@@ -115,22 +117,26 @@ class NginxConfigTest(unittest.TestCase):
         self.assertEqual([target for _, _, target in ports(lb)], listen)
 
 
-@unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN"), "needs the built gateway (CTest passes it)")
-class LoadBalancerTest(unittest.TestCase):
+class BalancedGateways:
     """Two real gateways (--echo, each serving a file naming it) behind the real nginx."""
+
+    gateway_args: tuple[str, ...] = ()
+
+    def config(self) -> str:
+        return read_config()
 
     def setUp(self) -> None:
         from framegate_harness import GatewayProcess
 
         self.gateways = {}
         self.dirs = []
-        text = read_config()
+        text = self.config()
         for host, _ in upstreams(text):
             static = tempfile.TemporaryDirectory(prefix="fg-lb-static-")
             self.dirs.append(static)
             with open(os.path.join(static.name, "id.txt"), "w", encoding="utf-8") as f:
                 f.write(host)
-            gateway = GatewayProcess(["--static-dir", static.name, "--admin", "off"])
+            gateway = GatewayProcess(["--static-dir", static.name, "--admin", "off", *self.gateway_args])
             gateway.start()
             self.addCleanup(gateway.stop)
             self.gateways[host] = gateway
@@ -143,6 +149,9 @@ class LoadBalancerTest(unittest.TestCase):
         for d in self.dirs:
             d.cleanup()
 
+
+@unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN"), "needs the built gateway (CTest passes it)")
+class LoadBalancerTest(BalancedGateways, unittest.TestCase):
     def which_gateway(self) -> str:
         from framegate_harness import WsClient
 
@@ -171,6 +180,44 @@ class LoadBalancerTest(unittest.TestCase):
         second = self.which_gateway()
         self.assertNotEqual(second, first)
         self.assertIn(second, self.gateways)
+
+
+@unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN"), "needs the built gateway (CTest passes it)")
+class ProxyProtocolTest(BalancedGateways, unittest.TestCase):
+    """nginx's `proxy_protocol on` (docs/DEPLOY.md) with gateways that trust it: each client keeps its own
+    address behind the balancer, so a per-address cap of one lets two clients in and refuses a second
+    socket of either (without the header both would be nginx's 127.0.0.1)."""
+
+    gateway_args = ("--proxy-protocol-from", "127.0.0.1/32", "--max-connections-per-ip", "1")
+
+    def config(self) -> str:
+        text = read_config()
+        self.assertIn(PROXY_PROTOCOL_LINE, text, "the documented line to enable is not in nginx.conf")
+        return text.replace(PROXY_PROTOCOL_LINE, PROXY_PROTOCOL_LINE.replace("# ", "", 1))
+
+    def client_from(self, source: str):
+        from framegate_harness import WsClient
+
+        client = WsClient("127.0.0.1", self.port)
+        client.sock = socket.create_connection(("127.0.0.1", self.port), timeout=5, source_address=(source, 0))
+        self.addCleanup(client.close)
+        return client
+
+    def test_each_client_is_counted_by_its_own_address(self):
+        from framegate_harness import OP_TEXT
+
+        first, second = self.client_from("127.0.0.2"), self.client_from("127.0.0.3")
+        for client in (first, second):
+            client.handshake("/")
+            client.send_text("through nginx")
+            self.assertEqual(client.recv_frame().payload, b"through nginx")
+        again = self.client_from("127.0.0.2")  # the same gateway (hash of the address), its one slot taken
+        response = again.request_handshake("/")
+        self.assertEqual(response.status, 429, response.describe())
+        self.assertIn(b"too many connections from this address", response.body)
+        first.send_text("still here")
+        frame = first.recv_frame()
+        self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"still here"))
 
 
 if __name__ == "__main__":

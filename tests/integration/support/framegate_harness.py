@@ -404,9 +404,11 @@ class GatewayProcess(Process):
         threads: int = 1,
         host: str = "127.0.0.1",
         env: Mapping[str, str] | None = None,
+        worker_args: Sequence[str] = (),
     ):
         argv = [binary or gateway_binary(), "--listen", f"{host}:0", "--threads", str(threads)]
         self.behind_workers = echo and TARGET == "workers"
+        self.worker_args = list(worker_args)  # for the workers of TARGET "workers"
         self.link_dir: str | None = None
         self.workers: list[Process] = []
         if self.behind_workers:
@@ -434,7 +436,8 @@ class GatewayProcess(Process):
     def _start_workers(self, timeout: float) -> None:
         binary = os.environ.get("FRAMEGATE_WORKER_BIN") or DEFAULT_WORKER_BIN
         for i in range(1, TARGET_WORKERS + 1):
-            worker = Process([binary, "--id", f"w{i}", "--link-dir", self.link_dir], name=f"framegate-worker w{i}",
+            worker = Process([binary, "--id", f"w{i}", "--link-dir", self.link_dir, *self.worker_args],
+                             name=f"framegate-worker w{i}",
                              strip_env_prefixes=("FRAMEGATE_",))
             worker.start()
             self.workers.append(worker)
@@ -988,6 +991,7 @@ class GatewayTestCase(unittest.TestCase):
 
     gateway_args: Sequence[str] | None = ()
     gateway_env: Mapping[str, str] | None = None  # e.g. {"FRAMEGATE_MAX_MESSAGE_SIZE": "65536"}
+    worker_args: Sequence[str] = ()  # given to the workers when FRAMEGATE_CONFORMANCE_TARGET is "workers"
     gateway: GatewayProcess | None = None
     io_timeout = 5.0       # bound for an expected frame to arrive
     close_bound = 10.0     # bound for the TCP connection to end after a close
@@ -997,7 +1001,7 @@ class GatewayTestCase(unittest.TestCase):
         super().setUpClass()
         if cls.gateway_args is None:
             return
-        cls.gateway = GatewayProcess(cls.gateway_args, env=cls.gateway_env)
+        cls.gateway = GatewayProcess(cls.gateway_args, env=cls.gateway_env, worker_args=cls.worker_args)
         cls.addClassCleanup(cls._stop_class_gateway)
         cls.gateway.start()
 
