@@ -22,6 +22,7 @@ packages=(
   dpkg-dev debootstrap systemd
   # the deployment checks (tests/integration/deploy): compose files, Prometheus config, nginx load balancer
   docker-compose python3-yaml prometheus nginx libnginx-mod-stream
+  openssl  # a certificate for the TLS balancer check (deploy/nginx/tls.conf)
   # and the live compose test (label compose): debootstrap for its base image, no registry needed
   debootstrap
   clang libclang-rt-14-dev clang-format clang-tidy

@@ -2,7 +2,10 @@
 by `nginx -t`, balancing the compose file's gateways on their client port,
 and, when the gateway is built, doing its job in front of two real
 gateways: one client address sticks to one gateway, WebSocket traffic
-passes through, and a gateway that goes away is skipped.
+passes through, and a gateway that goes away is skipped; with its
+`proxy_protocol` line on, each client keeps its own address. And
+deploy/nginx/tls.conf: wss:// through the real nginx terminating TLS (a
+certificate made for the test) to a real gateway that trusts its header.
 
 The upstream names only resolve inside Docker, so the tests run a copy
 with each upstream and the listen port replaced by loopback addresses
@@ -23,13 +26,14 @@ from deploy_files import NGINX_CONFIG, compose_config, free_port, ports, run, se
 
 STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
 UPSTREAM_SERVER = re.compile(r"^(\s*server\s+)([\w.-]+):(\d+)", re.MULTILINE)
-LISTEN = re.compile(r"^(\s*listen\s+)(\d+);", re.MULTILINE)
+LISTEN = re.compile(r"^(\s*listen\s+)(\d+)((?:\s+\w+)*);", re.MULTILINE)
+TLS_CONFIG = os.path.join(os.path.dirname(NGINX_CONFIG), "tls.conf")
 # Commented out in nginx.conf; ProxyProtocolTest runs the config with it on.
 PROXY_PROTOCOL_LINE = "# proxy_protocol on;"
 
 
-def read_config() -> str:
-    with open(NGINX_CONFIG, encoding="utf-8") as f:
+def read_config(path: str = NGINX_CONFIG) -> str:
+    with open(path, encoding="utf-8") as f:
         return f.read()
 
 
@@ -40,7 +44,7 @@ def upstreams(text: str) -> list[tuple[str, int]]:
 def hermetic_copy(text: str, servers: dict[str, int], listen_port: int) -> str:
     """The config with upstream NAME:PORT -> 127.0.0.1:servers[NAME] and listen -> 127.0.0.1:listen_port."""
     text = UPSTREAM_SERVER.sub(lambda m: f"{m[1]}127.0.0.1:{servers[m[2]]}", text)
-    text = LISTEN.sub(lambda m: f"{m[1]}127.0.0.1:{listen_port};", text)
+    text = LISTEN.sub(lambda m: f"{m[1]}127.0.0.1:{listen_port}{m[3]};", text)
     dynamic = "--with-stream=dynamic" in run([tool("nginx"), "-V"]).stderr
     return (f"load_module {STREAM_MODULE};\n" if dynamic else "") + text
 
@@ -166,7 +170,7 @@ class LoadBalancerTest(BalancedGateways, unittest.TestCase):
         self.assertIn(seen.pop(), self.gateways)
 
     def test_websocket_passes_through(self):
-        from framegate_harness import OP_TEXT, WsClient
+        from framegate_harness import OP_TEXT, WsClient, scrape_metrics
 
         with WsClient("127.0.0.1", self.port).connect() as client:
             client.handshake("/")
@@ -218,6 +222,59 @@ class ProxyProtocolTest(BalancedGateways, unittest.TestCase):
         first.send_text("still here")
         frame = first.recv_frame()
         self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"still here"))
+
+
+@unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN"), "needs the built gateway (CTest passes it)")
+class TlsTest(unittest.TestCase):
+    """tls.conf: nginx terminates TLS and sends the PROXY header; the gateway echoes over wss://."""
+
+    def setUp(self) -> None:
+        from framegate_harness import GatewayProcess
+
+        self.dir = tempfile.TemporaryDirectory(prefix="fg-nginx-tls-")
+        self.addCleanup(self.dir.cleanup)
+        self.cert, key = os.path.join(self.dir.name, "cert.pem"), os.path.join(self.dir.name, "key.pem")
+        made = run([tool("openssl"), "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", key, "-out", self.cert])
+        self.assertEqual(made.returncode, 0, made.stderr)
+        self.gateway = GatewayProcess(["--proxy-protocol-from", "127.0.0.1/32", "--admin", "127.0.0.1:0"])
+        self.gateway.start()
+        self.addCleanup(self.gateway.stop)
+        text = read_config(TLS_CONFIG)
+        for shipped, ours in (("/etc/nginx/tls/cert.pem", self.cert), ("/etc/nginx/tls/key.pem", key)):
+            self.assertIn(shipped, text)
+            text = text.replace(shipped, ours)
+        self.port = free_port()
+        self.nginx = NginxRun(hermetic_copy(text, {name: self.gateway.port for name, _ in upstreams(text)}, self.port))
+        self.addCleanup(self.nginx.stop)
+        self.nginx.start(self.port)
+
+    def test_wss_reaches_the_gateway_with_the_clients_address(self):
+        import ssl
+
+        from framegate_harness import OP_TEXT, WsClient, scrape_metrics
+
+        context = ssl.create_default_context(cafile=self.cert)
+        client = WsClient("127.0.0.1", self.port)
+        raw = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        client.sock = context.wrap_socket(raw, server_hostname="127.0.0.1")
+        self.addCleanup(client.close)
+        self.assertIn(client.sock.version(), ("TLSv1.2", "TLSv1.3"))
+        client.handshake("/")
+        client.send_text("over TLS")
+        frame = client.recv_frame()
+        self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"over TLS"))
+        metrics = scrape_metrics(self.gateway)
+        self.assertEqual(metrics['framegate_gateway_proxy_headers_total{result="client"}'], 1)
+        self.assertEqual(metrics['framegate_gateway_proxy_headers_total{result="refused"}'], 0)
+
+    def test_plain_http_to_the_tls_port_is_closed_unanswered(self):
+        from framegate_harness import WsClient, WsConnectionClosed, scrape_metrics
+
+        with WsClient("127.0.0.1", self.port).connect() as client, self.assertRaises(WsConnectionClosed):
+            client.request_handshake("/")
+        self.assertEqual(scrape_metrics(self.gateway)['framegate_gateway_connections_opened_total'], 0)
 
 
 if __name__ == "__main__":
