@@ -146,6 +146,20 @@ class HeaderRequiredFromTheBalancerTest(ProxyProtocolCase):
         self.assertIn("not an IP address", self.assert_refuses_to_start("--proxy-protocol-from", "balancer.local"))
 
 
+class StalledBalancerTest(ProxyProtocolCase):
+    """--handshake-timeout covers the header: a balancer's connection that stalls in it is ended."""
+
+    gateway_args = (*TRUSTED, "--handshake-timeout", "0.5")
+
+    def test_a_partial_header_gets_408_and_a_silent_one_is_dropped(self):
+        partial = self.through_balancer(v1("192.0.2.30")[:20])
+        self.assert_refused(partial.read_http_response(self.close_bound), 408)
+        silent = self.connect_from(BALANCER)
+        closed, received = silent.wait_for_tcp_close(self.close_bound)
+        self.assertTrue(closed, f"a silent balancer connection still open after {self.close_bound}s")
+        self.assertEqual(received, b"")
+
+
 @unittest.skipUnless(TARGET == "workers", "the worker's view needs workers (FRAMEGATE_CONFORMANCE_TARGET=workers)")
 class WorkersSeeTheClientTest(ProxyProtocolCase):
     """Through workers: the client's address is the one handed on, and the one `--sticky-key ip` hashes."""
