@@ -29,13 +29,12 @@ sys.path.insert(0, os.path.join(HERE, "..", "deploy"))
 sys.path.insert(0, HERE)
 
 from exposition import scrape  # noqa: E402
-from framegate_harness import REPO_ROOT, WsClient  # noqa: E402
+from framegate_harness import WsClient  # noqa: E402
+from deploy_files import DASHBOARD, PROMETHEUS_ALERTS as ALERTS, alert_rules  # noqa: E402
 from local_cluster import LocalCluster, until  # noqa: E402
 from metric_refs import dashboard_queries  # noqa: E402
 import prometheus_server  # noqa: E402
 
-ALERTS = os.path.join(REPO_ROOT, "deploy", "prometheus", "alerts.yml")
-DASHBOARD = os.path.join(REPO_ROOT, "deploy", "grafana", "dashboards", "framegate.json")
 # The job names of deploy/prometheus/prometheus.yml, which the rules match.
 GATEWAY_JOB, WORKER_JOB = "framegate-gateway", "framegate-worker"
 WORKERS = ("w1", "w2")
@@ -57,7 +56,7 @@ class AlertsLiveTest(unittest.TestCase):
             cls.prom = prometheus_server.PrometheusServer(
                 cls.cluster.tmp, {GATEWAY_JOB: [cls.gateway], WORKER_JOB: list(cls.workers.values())},
                 rule_files=[ALERTS])
-            cls.prom.__enter__()
+            cls.prom.start()
             until("Prometheus scraping the gateway and both workers",
                   lambda: len(cls.prom.query("up == 1")) == 3, timeout=60)
         except BaseException:
@@ -97,7 +96,8 @@ class AlertsLiveTest(unittest.TestCase):
 
     def test_1_a_healthy_cluster_raises_nothing(self):
         groups = self.rule_groups()
-        self.assertEqual(sum(len(g["rules"]) for g in groups), ALERT_RULES, "alerts.yml not loaded whole")
+        self.assertEqual(sorted(r["name"] for g in groups for r in g["rules"]),
+                         sorted(r["alert"] for r in alert_rules()), "alerts.yml not loaded whole")
         first = {g["name"]: g["lastEvaluation"] for g in groups}
 
         # Three evaluations of every group after all targets were up.
@@ -151,13 +151,6 @@ class AlertsLiveTest(unittest.TestCase):
         self.assertEqual([(a["labels"]["instance"], a["state"]) for a in down], [(self.workers[victim], "pending")])
         self.assertEqual(self.alerts("FramegateWorkerLinkCut"), [], "a dead worker's link is not a cut one")
 
-
-def count_alert_rules() -> int:
-    with open(ALERTS, encoding="utf-8") as f:
-        return sum(1 for line in f if line.lstrip().startswith("- alert:"))
-
-
-ALERT_RULES = count_alert_rules()
 
 if __name__ == "__main__":
     unittest.main()

@@ -49,9 +49,12 @@ class PrometheusServer:
                                 f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
                                name="prometheus", ready_pattern=None)
 
-    def __enter__(self) -> "PrometheusServer":
+    def start(self) -> "PrometheusServer":
         self.process.start()
         return self
+
+    def __enter__(self) -> "PrometheusServer":
+        return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
