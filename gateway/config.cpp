@@ -63,6 +63,20 @@ CLI::Validator duration_seconds(bool allow_zero = false) {
       },
       allow_zero ? "SECONDS (0 allowed)" : "SECONDS");
 }
+
+void to_lower(std::string& s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+}
+
+// A token (RFC 9110 §5.6.2), as a field name must be.
+bool is_header_name(std::string_view name) {
+  const auto tchar = [](unsigned char c) {
+    return std::isalnum(c) != 0 ||
+           std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+  };
+  return !name.empty() && std::all_of(name.begin(), name.end(), tchar);
+}
+
 }  // namespace
 
 gateway_config parse_gateway_config(int argc, char** argv) {
@@ -74,7 +88,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
 
   std::string listen = "0.0.0.0:8080";
   std::string admin = "127.0.0.1:9090";
-  std::string origins, subprotocols, forward_headers, policy = "close", proxy_protocol_from;
+  std::string origins, subprotocols, forward_headers, policy = "close", proxy_protocol_from, forwarded_for_from;
   double handshake_timeout = 5, close_timeout = 5, idle_ping = 30, pong_timeout = 10, pool_shed_period = 10;
   std::uint64_t max_message_size = cfg.reader.limits.max_message_size;
   std::uint32_t max_fragments = cfg.reader.limits.max_fragments;
@@ -157,6 +171,15 @@ gateway_config parse_gateway_config(int argc, char** argv) {
                  "Comma-separated networks (CIDR) or addresses of load balancers that send a PROXY protocol header "
                  "(v1 or v2); their connections count as the client it names (per-IP limits, --sticky-key ip)")
       ->envname("FRAMEGATE_PROXY_PROTOCOL_FROM");
+  app.add_option("--forwarded-for-from", forwarded_for_from,
+                 "Comma-separated networks (CIDR) or addresses of HTTP load balancers and proxies that name the client "
+                 "in --forwarded-for-header; their requests count as that client (per-IP limits, --sticky-key ip)")
+      ->envname("FRAMEGATE_FORWARDED_FOR_FROM");
+  app.add_option("--forwarded-for-header", cfg.forwarded_for_header,
+                 "The header --forwarded-for-from balancers name the client in: x-forwarded-for, x-real-ip, "
+                 "forwarded (RFC 7239) or another list of addresses")
+      ->envname("FRAMEGATE_FORWARDED_FOR_HEADER")
+      ->capture_default_str();
   app.add_option("--handshake-rate", cfg.handshake_rate,
                  "New sockets per second from one client address; faster ones get 429 with Retry-After (0: no limit)")
       ->envname("FRAMEGATE_HANDSHAKE_RATE")
@@ -345,6 +368,14 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(std::string("--proxy-protocol-from: ") + e.what());
     }
+    try {
+      cfg.forwarded_for_from = trusted_networks::parse(forwarded_for_from);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--forwarded-for-from: ") + e.what());
+    }
+    to_lower(cfg.forwarded_for_header);
+    if (!is_header_name(cfg.forwarded_for_header))
+      throw std::invalid_argument("--forwarded-for-header: '" + cfg.forwarded_for_header + "' is not a header name");
     if (api_token_file_opt->count() > 0) {
       if (api_token_opt->count() > 0)
         throw std::invalid_argument("--api-token and --api-token-file (or their variables) both given: keep one");
@@ -360,8 +391,7 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.handshake.allowed_origins = split_list(origins);
   cfg.handshake.subprotocols = split_list(subprotocols);
   cfg.forward_headers = split_list(forward_headers);
-  for (auto& h : cfg.forward_headers)
-    std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::for_each(cfg.forward_headers.begin(), cfg.forward_headers.end(), to_lower);
   // A header the sticky key is read from must be kept with the connection.
   if (const auto spec = parse_sticky_key_spec(cfg.sticky_key);
       spec.from == sticky_key_spec::source::header &&

@@ -62,6 +62,12 @@ struct gateway_config {
   // names (per-IP limits, --sticky-key ip, the workers' remote address).
   // A connection from them without one is refused; others send none.
   trusted_networks proxy_protocol_from;
+  // HTTP balancers (and proxies in front of them) that name the client in
+  // a request header: from them, the per-IP limits wait for the request,
+  // and the client is the nearest hop the header names outside these
+  // networks (gateway/net/forwarded_client.hpp).
+  trusted_networks forwarded_for_from;
+  std::string forwarded_for_header = "x-forwarded-for";  // lower-case; "forwarded" is RFC 7239's
 
   // Worker mode: where the per-thread link sockets live, how connections
   // are pinned to workers, and what the workers are told about them.

@@ -122,11 +122,16 @@ ROWS = [
         Panel("Handshakes refused by status", "HTTP errors answered instead of an upgrade: 503 is the "
               "connection limit or no worker, 404 a path no worker serves, 403 Origin, 408 too slow.",
               [rate(f"{GW}handshakes_refused_total", "status", "{{status}}")], "ops"),
-        Panel("PROXY protocol headers", "Headers from --proxy-protocol-from load balancers, by result: client "
-              "(the connection counts as the client it names), local (the balancer's own, e.g. health checks), "
-              "refused (400: a trusted address that sent none or a malformed one; a balancer without "
-              "proxy_protocol on, or the list names more than the balancers). Flat at 0 without the option.",
-              [rate(f"{GW}proxy_headers_total", "result", "{{result}}")], "ops"),
+        Panel("Clients named by balancers", "PROXY protocol headers from --proxy-protocol-from load balancers, "
+              "by result: client (the connection counts as the client it names), local (the balancer's own, e.g. "
+              "health checks), refused (400: a trusted address that sent none or a malformed one; a balancer "
+              "without proxy_protocol on, or the list names more than the balancers). Then requests from "
+              "--forwarded-for-from HTTP balancers, by what their header said: client, absent (no header: the "
+              "balancer counts), unknown (a hop without an address: the nearest named one counts); a steady "
+              "absent or unknown share means the balancer writes another header than the one read. Flat at 0 "
+              "without the options.",
+              [rate(f"{GW}proxy_headers_total", "result", "PROXY {{result}}"),
+               rate(f"{GW}forwarded_for_total", "result", "forwarded {{result}}")], "ops"),
         Panel("Token refusals and expiries", "Handshakes refused with 401 by token verification, by reason "
               "(expired and bad_signature are the usual ones; unknown_key after a key rotation points at a missing "
               "SIGHUP), connections closed with 4001 when their token expired, and key reloads.",

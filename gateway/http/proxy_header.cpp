@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include <arpa/inet.h>
-
 namespace fg::http {
 
 std::string_view describe(proxy_error e) noexcept {
@@ -51,30 +49,6 @@ bool next_field(std::string_view& rest, std::string_view& field) noexcept {
   return true;
 }
 
-bool parse_port(std::string_view text, std::uint16_t& port) noexcept {
-  if (text.empty() || text.size() > 5 || (text.size() > 1 && text[0] == '0')) return false;
-  unsigned value = 0;
-  for (const char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (value > 65535) return false;
-  port = static_cast<std::uint16_t>(value);
-  return true;
-}
-
-bool parse_address(std::string_view text, proxy_source::family kind, std::uint8_t* out) noexcept {
-  char z[INET6_ADDRSTRLEN];  // inet_pton wants a terminated string, and stops at a NUL of ours
-  if (text.size() >= sizeof z) return false;
-  const auto address_char = [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '.' || c == ':';
-  };
-  if (!std::all_of(text.begin(), text.end(), address_char)) return false;
-  std::memcpy(z, text.data(), text.size());
-  z[text.size()] = '\0';
-  return ::inet_pton(kind == proxy_source::family::ipv4 ? AF_INET : AF_INET6, z, out) == 1;
-}
-
 proxy_parse parse_v1(std::span<const std::uint8_t> bytes) noexcept {
   const std::size_t window = std::min(bytes.size(), max_proxy_v1_bytes);
   const auto* begin = reinterpret_cast<const char*>(bytes.data());
@@ -100,10 +74,11 @@ proxy_parse parse_v1(std::span<const std::uint8_t> bytes) noexcept {
   else
     return failed(proxy_error::v1_malformed);
   std::array<std::uint8_t, 16> ignored{};
-  if (!parse_address(src, source.kind, source.bytes.data()) || !parse_address(dst, source.kind, ignored.data()))
+  if (!parse_ip_text(src, source.kind, source.bytes.data()) || !parse_ip_text(dst, source.kind, ignored.data()))
     return failed(proxy_error::v1_bad_address);
   std::uint16_t ignored_port = 0;
-  if (!parse_port(sport, source.port) || !parse_port(dport, ignored_port)) return failed(proxy_error::v1_bad_port);
+  if (!parse_port_text(sport, source.port) || !parse_port_text(dport, ignored_port))
+    return failed(proxy_error::v1_bad_port);
   return done(length, source);
 }
 

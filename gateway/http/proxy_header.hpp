@@ -27,6 +27,8 @@
 #include <span>
 #include <string_view>
 
+#include "gateway/http/ip_text.hpp"
+
 namespace fg::http {
 
 enum class proxy_error : std::uint8_t {
@@ -51,12 +53,8 @@ std::string_view describe(proxy_error e) noexcept;
 inline constexpr std::size_t max_proxy_header_bytes = 2048;
 inline constexpr std::size_t max_proxy_v1_bytes = 107;
 
-struct proxy_source {
-  enum class family : std::uint8_t { none, ipv4, ipv6 };
-  family kind = family::none;            // none: LOCAL, UNKNOWN, AF_UNSPEC or AF_UNIX
-  std::array<std::uint8_t, 16> bytes{};  // network order; the first 4 for ipv4
-  std::uint16_t port = 0;
-};
+// family::none: LOCAL, UNKNOWN, AF_UNSPEC or AF_UNIX.
+using proxy_source = ip_endpoint;
 
 struct proxy_parse {
   enum class status : std::uint8_t { need_more, done, failed };

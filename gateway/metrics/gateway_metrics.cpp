@@ -112,6 +112,11 @@ void write_errors(metrics::exposition& out, const thread_counters& c, std::uint6
                     "PROXY protocol headers from --proxy-protocol-from balancers: a client's address, the "
                     "balancer's own (LOCAL, UNKNOWN), or refused with 400.",
                     proxy_results, c.proxy_headers, "result");
+  counter_by_reason(out, "framegate_gateway_forwarded_for_total",
+                    "Requests from --forwarded-for-from balancers by what their --forwarded-for-header said: a "
+                    "client's address, no header (the balancer is the client), or a hop without a known address "
+                    "(the nearest known hop is the client).",
+                    forwarded_results, c.forwarded_for, "result");
   out.counter("framegate_gateway_accept_backoffs_total",
               "Times a thread stopped accepting for 100 ms because accept failed (out of file descriptors or "
               "memory); connections queue in the kernel meanwhile.",

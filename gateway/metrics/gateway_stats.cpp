@@ -40,6 +40,7 @@ void thread_counters::add(const thread_counters& o) {
   handshakes_rate_limited += o.handshakes_rate_limited;
   refused_per_ip += o.refused_per_ip;
   add_all(proxy_headers, o.proxy_headers);
+  add_all(forwarded_for, o.forwarded_for);
   add_all(rate_limited, o.rate_limited);
   add_all(auth_refusals, o.auth_refusals);
   auth_expired_closes += o.auth_expired_closes;

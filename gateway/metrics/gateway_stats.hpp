@@ -53,6 +53,11 @@ constexpr std::size_t held_reason(bool by_client) noexcept { return by_client ? 
 inline constexpr std::array<const char*, 3> proxy_results{"client", "local", "refused"};
 enum class proxy_result : std::uint8_t { client, local, refused };
 
+// What a trusted HTTP balancer's forwarding header said, as an index of
+// forwarded_client::result: a client's address, no header (the balancer
+// counts), or a hop without a known address (the nearest known one counts).
+inline constexpr std::array<const char*, 3> forwarded_results{"client", "absent", "unknown"};
+
 // What a connection's rate limit (--message-rate, --byte-rate) was hit by,
 // and what was done, as one index: what * 2 + (dropped ? 1 : 0).
 inline constexpr std::array<const char*, 2> rate_limit_what{"message", "bytes"};
@@ -85,12 +90,13 @@ struct thread_counters {
   // thread's write_wave at snapshot time.
   std::uint64_t write_slices = 0;
   std::uint64_t write_slices_cut = 0;
-  std::uint64_t dropped_messages = 0;                               // --send-queue-policy drop
-  std::uint64_t overflow_closes = 0;                                // --send-queue-policy close (1008)
-  std::uint64_t handshakes_rate_limited = 0;                        // 429 by --handshake-rate
-  std::uint64_t refused_per_ip = 0;                                 // 429 by --max-connections-per-ip
-  std::array<std::uint64_t, proxy_results.size()> proxy_headers{};  // by proxy_result (--proxy-protocol-from)
-  std::array<std::uint64_t, 4> rate_limited{};                      // by rate_limit_what * 2 + action
+  std::uint64_t dropped_messages = 0;                                   // --send-queue-policy drop
+  std::uint64_t overflow_closes = 0;                                    // --send-queue-policy close (1008)
+  std::uint64_t handshakes_rate_limited = 0;                            // 429 by --handshake-rate
+  std::uint64_t refused_per_ip = 0;                                     // 429 by --max-connections-per-ip
+  std::array<std::uint64_t, proxy_results.size()> proxy_headers{};      // by proxy_result (--proxy-protocol-from)
+  std::array<std::uint64_t, forwarded_results.size()> forwarded_for{};  // by forwarded_client::result
+  std::array<std::uint64_t, 4> rate_limited{};                          // by rate_limit_what * 2 + action
   std::uint64_t dropped_pongs = 0;  // --send-queue-policy drop, a pong to a client that pings and does not read
   std::uint64_t pings_sent = 0;
   std::uint64_t pong_timeouts = 0;

@@ -23,12 +23,14 @@
 #include "common/logging.hpp"
 #include "common/metrics/elapsed.hpp"
 #include "gateway/auth/token_source.hpp"
+#include "gateway/http/forwarded_for.hpp"
 #include "gateway/http/forwarded_headers.hpp"
 #include "gateway/http/handshake.hpp"
 #include "gateway/http/proxy_header.hpp"
 #include "gateway/http/static_files.hpp"
 #include "gateway/limits/token_bucket.hpp"
 #include "gateway/net/broadcast_frames.hpp"
+#include "gateway/net/forwarded_client.hpp"
 #include "gateway/net/io_thread.hpp"
 #include "gateway/net/timestamped_read.hpp"
 #include "gateway/ws/deflate_options.hpp"
@@ -60,8 +62,13 @@ struct handshake_state {
   // instead of an upgrade lingers until the client has read it, at most
   // --close-timeout, and needs its request no more.
   std::optional<http_request> request;
-  // The client a trusted balancer's PROXY header named (unset: the peer).
+  // The client a trusted balancer's PROXY header or forwarding header
+  // named (unset: the peer).
   std::optional<asio::ip::address> client;
+  // Set when the request comes from a --forwarded-for-from proxy (this
+  // address): its client is named in the request, read before the per-IP
+  // checks.
+  std::optional<asio::ip::address> forwarding_proxy;
 };
 
 tcp_socket& session::socket() const noexcept { return handshake_->socket; }
@@ -141,8 +148,26 @@ void session::start() {
 }
 
 void session::admit_and_read_handshake() {
-  if (home_.shared().per_ip && !admit_address()) return;
+  if (const auto& proxies = home_.config().forwarded_for_from; !proxies.empty()) {
+    error_code ec;
+    if (const auto hop = client_address(ec); !ec && proxies.contains(hop)) handshake_->forwarding_proxy = hop;
+  }
+  if (home_.shared().per_ip && !handshake_->forwarding_proxy && !admit_address()) return;
   do_read_handshake();
+}
+
+// The request of a --forwarded-for-from proxy names its client: take it,
+// count what the header said, then make the per-IP checks for it.
+bool session::admit_forwarded_client() {
+  const auto& cfg = home_.config();
+  http::forwarded_hops hops(http::syntax_of_header(cfg.forwarded_for_header));
+  const auto& req = handshake_->request->parser.get();
+  for (auto [line, end] = req.equal_range(cfg.forwarded_for_header); line != end; ++line)
+    hops.add_line({line->value().data(), line->value().size()});
+  const auto found = resolve_forwarded_client(hops, cfg.forwarded_for_from, *handshake_->forwarding_proxy);
+  ++home_.counters().forwarded_for[static_cast<std::size_t>(found.what)];
+  handshake_->client = found.address;
+  return !home_.shared().per_ip || admit_address();
 }
 
 // A trusted balancer's connection starts with a PROXY header: read until it
@@ -173,14 +198,7 @@ void session::on_proxy_header(error_code ec, std::size_t n) {
                   "a PROXY protocol header was expected from this address: " + std::string(http::describe(got.error)));
   }
   buffer.consume(got.length);
-  const auto& src = got.source;
-  if (src.kind == http::proxy_source::family::ipv4) {
-    asio::ip::address_v4::bytes_type b;
-    std::copy_n(src.bytes.begin(), b.size(), b.begin());
-    handshake_->client = asio::ip::address_v4(b);
-  } else if (src.kind == http::proxy_source::family::ipv6) {
-    handshake_->client = asio::ip::address_v6(src.bytes);
-  }
+  handshake_->client = to_address(got.source);
   ++counted[static_cast<std::size_t>(handshake_->client ? proxy_result::client : proxy_result::local)];
   admit_and_read_handshake();
 }
@@ -233,6 +251,8 @@ void session::on_handshake(error_code ec) {
     return !cfg.static_dir.empty() && http::static_files::is_plain_request(req.parser.get().base());
   };
   if (ec == beast::http::error::header_limit) return refuse(431, "request header block too large");
+  const bool header_read = !ec || ec == beast::http::error::body_limit;
+  if (header_read && handshake_->forwarding_proxy && !admit_forwarded_client()) return;
   if (ec == beast::http::error::body_limit) {
     if (plain()) return serve_static();
     return refuse(400, "a WebSocket handshake carries no body");

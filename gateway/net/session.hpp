@@ -134,7 +134,8 @@ class session final : public connection, public poll_target, public ref_counted<
   // With a --jwt-* key: verifies the request's token and fills the user
   // into `info`; false: refused (401).
   bool authenticate(request_info& info);
-  bool admit_address();  // --max-connections-per-ip, --handshake-rate; false: refused
+  bool admit_address();           // --max-connections-per-ip, --handshake-rate; false: refused
+  bool admit_forwarded_client();  // --forwarded-for-from: the client its header names; false: refused
   boost::asio::ip::address client_address(boost::system::error_code& ec) const;  // the PROXY header's, else the peer
   // --message-rate / --byte-rate: false if the message is over the rate (and
   // the policy applied: the connection closes, or the message is dropped).

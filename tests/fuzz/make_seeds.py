@@ -22,6 +22,8 @@ Input layouts (see the targets):
   static_files: one request target of a plain GET (the directory is the target's own fixture)
   proxy_header: what a connection sends first: a PROXY protocol header (v1 text, v2 binary),
                 mostly followed by the client's HTTP request
+  forwarded_for: [flags][header lines]  flags bit 0: RFC 7239 Forwarded, else
+                an address list (X-Forwarded-For); lines separated by \n
   redis_inbound: [flags][channel message]  flags bit 0 deliver foreign messages,
                 bits 1-3 n: payload limit none (n=0) or 4<<n bytes,
                 bit 4: secret "fuzz" on channel framegate:room:R
@@ -530,6 +532,21 @@ PROXY_SEEDS = {
     "v2_inet_unspec_transport": proxy_v2(0x21, 0x10, PROXY_V2_TCP4) + HTTP_GET,
 }
 
+# X-Forwarded-For (flags 0) and Forwarded (flags 1) values, lines split by \n.
+FORWARDED_SEEDS = {
+    "xff_one": b"\x00203.0.113.7",
+    "xff_chain": b"\x00192.0.2.66, 203.0.113.7, 192.0.2.9",
+    "xff_ports_v6": b"\x00[2001:db8::5]:6000, 203.0.113.7:5000, 2001:db8::9",
+    "xff_lines": b"\x00203.0.113.7\n192.0.2.2, 192.0.2.9",
+    "xff_garbage": b"\x00unknown, ,garbage!, \"oops, 203.0.113.7",
+    "xff_long": b"\x00" + b", ".join(b"192.0.2.%d" % i for i in range(1, 41)),
+    "rfc7239": b"\x01for=192.0.2.60;proto=http;by=203.0.113.43, for=\"[2001:db8:cafe::17]:4711\"",
+    "rfc7239_hidden": b"\x01for=_hidden, for=unknown;by=192.0.2.1, for=203.0.113.7",
+    "rfc7239_quotes": b"\x01by=\"a;for=192.0.2.9\";for=203.0.113.7, for=\"oops, for=192.0.2.3",
+    "rfc7239_twice": b"\x01for=203.0.113.7;for=203.0.113.8\nFOR = 192.0.2.4 ; proto=https",
+}
+
+
 def write_corpus(name, seeds):
     directory = os.path.join(HERE, "corpus", name)
     os.makedirs(directory, exist_ok=True)
@@ -553,6 +570,7 @@ def main():
     write_corpus("cluster_reply", CLUSTER_SEEDS)
     write_corpus("static_files", STATIC_SEEDS)
     write_corpus("proxy_header", PROXY_SEEDS)
+    write_corpus("forwarded_for", FORWARDED_SEEDS)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ the client's address (/whoami) and `--sticky-key ip` uses it.
 
 import ipaddress
 import os
-import socket
 import struct
 import sys
 import unittest
@@ -48,20 +47,9 @@ def v2(client: str | None, port: int = 40000, tlv: bytes = b"") -> bytes:
 
 
 class ProxyProtocolCase(GatewayTestCase):
-    def connect_from(self, source: str) -> WsClient:
-        client = WsClient(self.gateway.host, self.gateway.port, timeout=self.io_timeout)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.settimeout(self.io_timeout)
-        sock.bind((source, 0))
-        sock.connect((self.gateway.host, self.gateway.port))
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        client.sock = sock
-        self.addCleanup(client.close)
-        return client
-
     def through_balancer(self, header: bytes) -> WsClient:
         """A socket from the balancer that sent `header`, ready for its client's handshake."""
-        client = self.connect_from(BALANCER)
+        client = self.connect(source=BALANCER)
         client.send_raw(header)
         return client
 
@@ -94,11 +82,11 @@ class PerClientLimitsBehindTheBalancerTest(ProxyProtocolCase):
         self.roundtrip(client, OP_TEXT, b"six")
 
     def test_a_header_split_in_one_byte_writes_and_one_sent_with_the_request(self):
-        slow = self.connect_from(BALANCER)
+        slow = self.connect(source=BALANCER)
         slow.send_raw(v2("192.0.2.20"), chunk_size=1, delay=0.005)
         slow.handshake("/echo")
         self.roundtrip(slow, OP_TEXT, b"slow")
-        together = self.connect_from(BALANCER)
+        together = self.connect(source=BALANCER)
         self.assertEqual(together.request_raw(v1("192.0.2.21") + handshake_bytes(together)).status, 101)
 
     def test_the_balancers_own_connection_counts_as_the_balancer(self):
@@ -124,7 +112,7 @@ class HeaderRequiredFromTheBalancerTest(ProxyProtocolCase):
 
     def test_a_trusted_peer_without_a_valid_header_gets_400(self):
         refused_before = self.metric('framegate_gateway_proxy_headers_total{result="refused"}')
-        response = self.connect_from(BALANCER).request_handshake("/echo")
+        response = self.connect(source=BALANCER).request_handshake("/echo")
         self.assert_refused(response, 400)
         self.assertIn(b"PROXY protocol header", response.body)
         bad_version = V2_SIGNATURE + bytes([0x31, 0x11, 0x00, 0x0C]) + bytes(12)
@@ -134,10 +122,10 @@ class HeaderRequiredFromTheBalancerTest(ProxyProtocolCase):
         self.assertEqual(self.metric('framegate_gateway_proxy_headers_total{result="refused"}') - refused_before, 3)
 
     def test_an_untrusted_peer_cannot_claim_another_address(self):
-        liar = self.connect_from(OUTSIDER)
+        liar = self.connect(source=OUTSIDER)
         response = liar.request_raw(v1("192.0.2.99") + handshake_bytes(liar))
         self.assert_refused(response, 400)  # taken as its HTTP request, which it is not
-        honest = self.connect_from(OUTSIDER)
+        honest = self.connect(source=OUTSIDER)
         honest.handshake("/echo")
         self.roundtrip(honest, OP_TEXT, b"plain")
 
@@ -154,7 +142,7 @@ class StalledBalancerTest(ProxyProtocolCase):
     def test_a_partial_header_gets_408_and_a_silent_one_is_dropped(self):
         partial = self.through_balancer(v1("192.0.2.30")[:20])
         self.assert_refused(partial.read_http_response(self.close_bound), 408)
-        silent = self.connect_from(BALANCER)
+        silent = self.connect(source=BALANCER)
         closed, received = silent.wait_for_tcp_close(self.close_bound)
         self.assertTrue(closed, f"a silent balancer connection still open after {self.close_bound}s")
         self.assertEqual(received, b"")
@@ -168,11 +156,9 @@ class WorkersSeeTheClientTest(ProxyProtocolCase):
     worker_args = ("--enable-test-apps",)
 
     def test_whoami_reports_the_named_client(self):
-        import json
         client = self.through_balancer(v1("192.0.2.55"))
         client.handshake("/whoami")
-        client.send_frame(OP_TEXT, b"?")
-        seen = json.loads(self.receive_frame(client, "the /whoami answer").payload)
+        seen = self.whoami(client)
         self.assertEqual(seen["remote_address"], "192.0.2.55")
         self.assertEqual(seen["sticky_key"], "192.0.2.55")
 

@@ -6,6 +6,8 @@ passes through, and a gateway that goes away is skipped; with its
 `proxy_protocol` line on, each client keeps its own address. And
 deploy/nginx/tls.conf: wss:// through the real nginx terminating TLS (a
 certificate made for the test) to a real gateway that trusts its header.
+And deploy/nginx/http.conf: nginx as an HTTP balancer passing upgrades on,
+each client named in X-Forwarded-For to gateways that trust it.
 
 The upstream names only resolve inside Docker, so the tests run a copy
 with each upstream and the listen port replaced by loopback addresses
@@ -28,6 +30,7 @@ STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
 UPSTREAM_SERVER = re.compile(r"^(\s*server\s+)([\w.-]+):(\d+)", re.MULTILINE)
 LISTEN = re.compile(r"^(\s*listen\s+)(\d+)((?:\s+\w+)*);", re.MULTILINE)
 TLS_CONFIG = os.path.join(os.path.dirname(NGINX_CONFIG), "tls.conf")
+HTTP_CONFIG = os.path.join(os.path.dirname(NGINX_CONFIG), "http.conf")
 # Commented out in nginx.conf; ProxyProtocolTest runs the config with it on.
 PROXY_PROTOCOL_LINE = "# proxy_protocol on;"
 
@@ -88,13 +91,16 @@ class NginxRun:
 
 class NginxConfigTest(unittest.TestCase):
     def test_nginx_accepts_it(self):
-        text = read_config()
-        nginx = NginxRun(hermetic_copy(text, {name: free_port() for name, _ in upstreams(text)}, free_port()))
-        try:
-            result = run(nginx.argv("-t", "-q"))
-        finally:
-            nginx.stop()
-        self.assertEqual(result.returncode, 0, result.stderr)
+        # tls.conf needs its certificate: TlsTest runs it with one.
+        for path in (NGINX_CONFIG, HTTP_CONFIG):
+            with self.subTest(os.path.basename(path)):
+                text = read_config(path)
+                nginx = NginxRun(hermetic_copy(text, {name: free_port() for name, _ in upstreams(text)}, free_port()))
+                try:
+                    result = run(nginx.argv("-t", "-q"))
+                finally:
+                    nginx.stop()
+                self.assertEqual(result.returncode, 0, result.stderr)
 
     def test_sticky_by_client_address(self):
         self.assertRegex(read_config(), r"(?m)^\s*hash \$remote_addr consistent;")
@@ -140,7 +146,8 @@ class BalancedGateways:
             self.dirs.append(static)
             with open(os.path.join(static.name, "id.txt"), "w", encoding="utf-8") as f:
                 f.write(host)
-            gateway = GatewayProcess(["--static-dir", static.name, "--admin", "off", *self.gateway_args])
+            admin = () if "--admin" in self.gateway_args else ("--admin", "off")
+            gateway = GatewayProcess(["--static-dir", static.name, *admin, *self.gateway_args])
             gateway.start()
             self.addCleanup(gateway.stop)
             self.gateways[host] = gateway
@@ -152,6 +159,31 @@ class BalancedGateways:
     def tearDown(self) -> None:
         for d in self.dirs:
             d.cleanup()
+
+    def client_from(self, source: str):
+        """A client of nginx from the loopback address `source`, closed at cleanup."""
+        from framegate_harness import WsClient
+
+        client = WsClient("127.0.0.1", self.port)
+        self.addCleanup(client.close)
+        return client.connect(source)
+
+    def assert_each_client_counted_by_its_own_address(self, headers=None) -> None:
+        """Two clients in under a per-address cap of one, a second socket of the first refused, the first alive."""
+        from framegate_harness import OP_TEXT
+
+        first, second = self.client_from("127.0.0.2"), self.client_from("127.0.0.3")
+        for client in (first, second):
+            client.handshake("/", headers)
+            client.send_text("through nginx")
+            self.assertEqual(client.recv_frame().payload, b"through nginx")
+        again = self.client_from("127.0.0.2")  # the same gateway (hash of the address), its one slot taken
+        response = again.request_handshake("/", headers)
+        self.assertEqual(response.status, 429, response.describe())
+        self.assertIn(b"too many connections from this address", response.body)
+        first.send_text("still here")
+        frame = first.recv_frame()
+        self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"still here"))
 
 
 @unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN"), "needs the built gateway (CTest passes it)")
@@ -199,29 +231,37 @@ class ProxyProtocolTest(BalancedGateways, unittest.TestCase):
         self.assertIn(PROXY_PROTOCOL_LINE, text, "the documented line to enable is not in nginx.conf")
         return text.replace(PROXY_PROTOCOL_LINE, PROXY_PROTOCOL_LINE.replace("# ", "", 1))
 
-    def client_from(self, source: str):
-        from framegate_harness import WsClient
+    def test_each_client_is_counted_by_its_own_address(self):
+        self.assert_each_client_counted_by_its_own_address()
 
-        client = WsClient("127.0.0.1", self.port)
-        client.sock = socket.create_connection(("127.0.0.1", self.port), timeout=5, source_address=(source, 0))
-        self.addCleanup(client.close)
-        return client
+
+@unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN"), "needs the built gateway (CTest passes it)")
+class HttpBalancerTest(BalancedGateways, unittest.TestCase):
+    """http.conf: nginx as an HTTP balancer in front of gateways with --forwarded-for-from its address. Each
+    client is counted by the address nginx appends to X-Forwarded-For, whatever the client wrote there
+    itself (without the option every client would be nginx's 127.0.0.1)."""
+
+    gateway_args = ("--forwarded-for-from", "127.0.0.1/32", "--max-connections-per-ip", "1", "--admin", "127.0.0.1:0")
+
+    def config(self) -> str:
+        return read_config(HTTP_CONFIG)
 
     def test_each_client_is_counted_by_its_own_address(self):
-        from framegate_harness import OP_TEXT
+        self.assert_each_client_counted_by_its_own_address()
 
-        first, second = self.client_from("127.0.0.2"), self.client_from("127.0.0.3")
-        for client in (first, second):
-            client.handshake("/")
-            client.send_text("through nginx")
-            self.assertEqual(client.recv_frame().payload, b"through nginx")
-        again = self.client_from("127.0.0.2")  # the same gateway (hash of the address), its one slot taken
-        response = again.request_handshake("/")
-        self.assertEqual(response.status, 429, response.describe())
-        self.assertIn(b"too many connections from this address", response.body)
-        first.send_text("still here")
-        frame = first.recv_frame()
-        self.assertEqual((frame.opcode, frame.payload), (OP_TEXT, b"still here"))
+    def test_a_forged_header_does_not_make_another_client(self):
+        from framegate_harness import scrape_metrics
+
+        self.assert_each_client_counted_by_its_own_address([("X-Forwarded-For", "192.0.2.1")])
+        counted = sum(scrape_metrics(g)['framegate_gateway_forwarded_for_total{result="client"}']
+                      for g in self.gateways.values())
+        self.assertEqual(counted, 3)
+
+    def test_plain_http_passes_through(self):
+        with self.client_from("127.0.0.4") as client:
+            response = client.request_raw(b"GET /id.txt HTTP/1.1\r\nHost: lb\r\nConnection: close\r\n\r\n")
+        self.assertEqual(response.status, 200, response.describe())
+        self.assertIn(response.body.decode(), self.gateways)
 
 
 @unittest.skipUnless(os.environ.get("FRAMEGATE_GATEWAY_BIN"), "needs the built gateway (CTest passes it)")

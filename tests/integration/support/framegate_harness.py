@@ -24,6 +24,7 @@ import base64
 import collections
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import signal
@@ -731,8 +732,10 @@ class WsClient:
 
     # -- connection --------------------------------------------------------
 
-    def connect(self) -> "WsClient":
-        self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+    def connect(self, source: str | None = None) -> "WsClient":
+        """Connect, from the loopback address `source` when given (such as 127.0.0.2)."""
+        self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout,
+                                             source_address=(source, 0) if source else None)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return self
 
@@ -1035,12 +1038,12 @@ class GatewayTestCase(unittest.TestCase):
         gateway.start()
         return gateway
 
-    def connect(self, gateway: GatewayProcess | None = None) -> WsClient:
-        """A TCP-connected client, closed at cleanup."""
+    def connect(self, gateway: GatewayProcess | None = None, source: str | None = None) -> WsClient:
+        """A TCP-connected client (from the address `source` when given), closed at cleanup."""
         gateway = gateway or self.gateway
         client = WsClient(gateway.host, gateway.port, timeout=self.io_timeout)
         self.addCleanup(client.close)
-        client.connect()
+        client.connect(source)
         return client
 
     def open_client(self, gateway: GatewayProcess | None = None, path: str = DEFAULT_PATH,
@@ -1104,6 +1107,11 @@ class GatewayTestCase(unittest.TestCase):
         """The gateway echoed a message of `opcode` with `payload` as one frame."""
         return self.assert_frame(client, opcode, payload, f"echo of a {len(payload)}-byte "
                                  f"{OPCODE_NAMES.get(opcode)} message")
+
+    def whoami(self, client: WsClient) -> dict:
+        """What a worker's /whoami test app (--enable-test-apps) tells `client`, opened on /whoami."""
+        client.send_frame(OP_TEXT, b"?")
+        return json.loads(self.receive_frame(client, "the /whoami answer").payload)
 
     def roundtrip(self, client: WsClient, opcode: int, payload: bytes, **send_options) -> Frame:
         """Send one frame and expect it echoed."""
