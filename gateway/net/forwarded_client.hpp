@@ -1,9 +1,10 @@
 // Which address a request from a trusted HTTP balancer stands for
 // (--forwarded-for-from): the nearest hop in its forwarding header that is
-// not itself a trusted proxy. Hops are appended by each proxy in turn, so
-// only those right of the last trusted one can be believed; anything left
-// of it is whatever the client chose to send. This is nginx's realip with
-// `real_ip_recursive on`, and what AWS and Cloudflare document.
+// not itself a trusted proxy. Each proxy appends the address it received
+// the request from, so reading from the right, the trusted proxies' hops
+// and then the first untrusted one can be believed; anything left of that
+// is whatever the client chose to send. nginx's realip module does the
+// same with `real_ip_recursive on`.
 #pragma once
 
 #include <cstdint>

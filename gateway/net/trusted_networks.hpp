@@ -1,5 +1,5 @@
 // A set of IP networks, such as the load balancers allowed to say who a
-// client is (--proxy-protocol-from). An IPv4 client of an IPv6 socket
+// client is (--proxy-protocol-from, --forwarded-for-from). An IPv4 client of an IPv6 socket
 // (::ffff:a.b.c.d) is matched as the IPv4 address it is.
 #pragma once
 
