@@ -17,6 +17,7 @@
 #include "common/deflate/deflater.hpp"
 #include "common/option_values.hpp"
 #include "common/secret_file.hpp"
+#include "gateway/net/send_batch.hpp"
 #include "gateway/routing/sticky_key.hpp"
 #include "gateway/ws/inflater.hpp"
 
@@ -205,6 +206,13 @@ gateway_config parse_gateway_config(int argc, char** argv) {
       ->envname("FRAMEGATE_RATE_LIMIT_POLICY")
       ->capture_default_str()
       ->check(CLI::IsMember({"close", "drop"}));
+  std::string io_uring = "auto";
+  app.add_option("--io-uring", io_uring,
+                 "Write a loop turn's clients in one system call through io_uring: auto (when the kernel allows it), "
+                 "on (or refuse to start), off (one send each)")
+      ->envname("FRAMEGATE_IO_URING")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   bool no_receive_timestamps = false;
   app.add_flag("--no-receive-timestamps", no_receive_timestamps,
                "Do not ask the kernel when client data arrived (framegate_gateway_receive_wait_seconds stays empty)")
@@ -388,6 +396,13 @@ gateway_config parse_gateway_config(int argc, char** argv) {
   cfg.reader.limits.max_fragments = max_fragments;
   cfg.reader.validate_utf8 = !skip_utf8;
   cfg.receive_timestamps = !no_receive_timestamps;
+  cfg.io_uring = io_uring == "on"    ? io_uring_mode::on
+                 : io_uring == "off" ? io_uring_mode::off
+                                     : io_uring_mode::automatic;
+  if (cfg.io_uring == io_uring_mode::on) {
+    if (const std::string problem = send_batch::probe(); !problem.empty())
+      throw std::invalid_argument("--io-uring on: " + problem);
+  }
   cfg.handshake.allowed_origins = split_list(origins);
   cfg.handshake.subprotocols = split_list(subprotocols);
   cfg.forward_headers = split_list(forward_headers);

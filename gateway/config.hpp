@@ -23,6 +23,9 @@
 namespace fg::gateway {
 
 enum class overflow_policy { close, drop };
+// --io-uring: a loop turn's client writes in one system call (send_batch).
+// auto: when the kernel allows it; on: or refuse to start; off: a send() each.
+enum class io_uring_mode : std::uint8_t { automatic, on, off };
 
 struct gateway_config {
   host_port listen{"0.0.0.0", 8080};
@@ -31,6 +34,7 @@ struct gateway_config {
   // SO_TIMESTAMPNS on client sockets: how long data waited for the loop
   // (framegate_gateway_receive_wait_seconds). Costs a clock read per packet.
   bool receive_timestamps = true;
+  io_uring_mode io_uring = io_uring_mode::automatic;
 
   ws::reader_options reader{};  // max message size, max fragments, UTF-8
   std::size_t max_header_bytes = 8192;

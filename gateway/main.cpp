@@ -15,6 +15,7 @@
 #include "gateway/admin/admin_server.hpp"
 #include "gateway/config.hpp"
 #include "gateway/net/echo_sink.hpp"
+#include "gateway/net/send_batch.hpp"
 #include "gateway/net/server.hpp"
 #include "gateway/routing/worker_router.hpp"
 
@@ -48,6 +49,18 @@ void start_admin(std::optional<fg::gateway::admin::admin_server>& admin, const f
   }
 }
 
+// Every thread's batch is set up alike: thread 0's says for all.
+void log_client_writes(const fg::gateway::gateway_config& config, const fg::gateway::send_batch& batch) {
+  auto log = fg::component_logger("gateway");
+  if (batch.uses_ring()) {
+    log->info("client writes: io_uring, up to {} sockets per system call", fg::gateway::send_batch::kCapacity);
+  } else if (config.io_uring == fg::gateway::io_uring_mode::off) {
+    log->info("client writes: one send() each (--io-uring off)");
+  } else {
+    log->warn("{}: client writes are one send() each", batch.ring_problem());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,6 +81,7 @@ int main(int argc, char** argv) {
       return router;
     });
     if (config.deflate().enabled) log->info("{}", fg::gateway::describe_deflate(config.deflate()));
+    log_client_writes(config, server.threads().front()->client_writes());
     if (!config.echo) log->info("waiting for workers on {}/link-*.sock", config.link_dir);
     try {
       server.start();

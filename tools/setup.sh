@@ -13,7 +13,7 @@ packages=(
   iptables  # the Redis partition test drops packets in a network namespace of its own
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libprotobuf-dev protobuf-compiler libhiredis-dev prometheus-cpp-dev zlib1g-dev libssl-dev
+  libprotobuf-dev protobuf-compiler libhiredis-dev liburing-dev prometheus-cpp-dev zlib1g-dev libssl-dev
   redis-server
   chromium  # headless, for the browser demo test (tests/integration/browser)
   python3 python3-websockets

@@ -159,9 +159,12 @@ ROWS = [
         Panel("Broadcast fan-out", "Recipients of one worker Send: the gateway frames it once for all of them.",
               quantiles(f"{GW}broadcast_recipients")),
         Panel("Client writes", "Messages per send to a client socket (above 1: a turn's messages to a client "
-              "leave together), and the share of broadcast write slices (250 µs, longer after a cut) that ran out of time with clients left for the "
-              "next turn (near 1: fan-out keeps the thread writing; the loop still reads between slices).",
+              "leave together), sends per system call (above 1: io_uring carries a turn's clients in batches of up "
+              "to 16, --io-uring), and the share of broadcast write slices (250 µs, longer after a cut) that ran out "
+              "of time with clients left for the next turn (near 1: fan-out keeps the thread writing; the loop still "
+              "reads between slices).",
               [per_rate(f"{GW}messages_sent_total", f"{GW}socket_writes_total", "messages/write"),
+               per_rate(f"{GW}socket_writes_total", f"{GW}socket_write_calls_total", "writes/system call"),
                per_rate(f"{GW}write_slices_cut_total", f"{GW}write_slices_total", "slices cut")]),
         Panel("Publish API by status", "POST /api/publish requests per second by HTTP status: 401 a wrong token, "
               "403 the API disabled (no --api-token), 503 no worker.",

@@ -63,6 +63,10 @@ void write_traffic(metrics::exposition& out, const thread_counters& c) {
   out.counter("framegate_gateway_socket_writes_total",
               "Send calls to client sockets that took bytes (messages sent per write: the batching).",
               static_cast<double>(c.socket_writes));
+  out.counter("framegate_gateway_socket_write_calls_total",
+              "System calls that wrote client sockets: one per send, one per io_uring batch of sends "
+              "(writes per call: the batching of --io-uring).",
+              static_cast<double>(c.socket_write_calls));
   out.counter("framegate_gateway_write_slices_total",
               "Turn-end slices of deferred client writes (a broadcast's) that wrote clients.",
               static_cast<double>(c.write_slices));

@@ -32,6 +32,7 @@ void thread_counters::add(const thread_counters& o) {
   socket_read_bytes += o.socket_read_bytes;
   socket_written_bytes += o.socket_written_bytes;
   socket_writes += o.socket_writes;
+  socket_write_calls += o.socket_write_calls;
   write_slices += o.write_slices;
   write_slices_cut += o.write_slices_cut;
   dropped_messages += o.dropped_messages;

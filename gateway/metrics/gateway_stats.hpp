@@ -85,6 +85,10 @@ struct thread_counters {
   std::uint64_t socket_read_bytes = 0;
   std::uint64_t socket_written_bytes = 0;
   std::uint64_t socket_writes = 0;  // send calls to client sockets that took bytes
+  // System calls that wrote client sockets: one per send(), one per
+  // io_uring batch of them (send_batch); socket_writes over it is the
+  // writes per call.
+  std::uint64_t socket_write_calls = 0;
   // The turn end's deferred client writes (a broadcast's): time slices
   // that wrote clients, and those cut with clients left, copied from the
   // thread's write_wave at snapshot time.

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <span>
 #include <utility>
 
 #include "common/buffer_pool.hpp"
@@ -21,6 +23,7 @@ io_thread::io_thread(gateway_shared& shared, unsigned index)
     : shared_(shared),
       index_(index),
       epoch_(shared.epoch),
+      batch_(shared.config.io_uring != io_uring_mode::off),
       compressor_(shared.config.deflate(), counters_),
       jwt_keys_(shared.config.jwt_keys) {
   // Tick often enough to honour the shortest configured timeout to within
@@ -193,13 +196,55 @@ void io_thread::uncork() {
   cork_.clear();
 }
 
-namespace {
-void write_deferred(const session_ref& s) { s->flush_deferred(); }
-}  // namespace
+void io_thread::write_deferred(std::span<session_ref> group) {
+  batch_.clear();
+  std::array<std::size_t, send_batch::kCapacity> slot{};
+  constexpr std::size_t none = send_batch::kCapacity;
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const auto bytes = group[i]->deferred_write();
+    slot[i] = bytes.empty() ? none : batch_.add(group[i]->write_fd(), bytes);
+  }
+  if (batch_.size() != 0) {
+    const bool had_ring = batch_.uses_ring();
+    counters_.socket_write_calls += batch_.submit();
+    if (had_ring && !batch_.uses_ring()) {
+      component_logger("gateway")->warn("thread {}: {}; its client writes are one send() each from now on", index_,
+                                        batch_.ring_problem());
+    }
+  }
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    if (slot[i] == none) {
+      group[i]->flush_deferred();
+    } else {
+      group[i]->flush_deferred(batch_.result(slot[i]));
+    }
+  }
+}
 
 void io_thread::flush_everything() {
   uncork();
-  deferred_.write_all(write_deferred);
+  deferred_.write_all([this](std::span<session_ref> group) { write_deferred(group); });
+}
+
+void io_thread::after_read() {
+  if (!batch_.uses_ring() || deferred_.size() >= send_batch::kCapacity) return uncork();
+  uncork_at_turn_end();
+  if (deferred_.size() + 1 < send_batch::kCapacity) return;  // the cork's owner would make a batch
+  uncork_into_wave();
+  deferred_.write_group([this](std::span<session_ref> group) { write_deferred(group); });
+}
+
+void io_thread::uncork_into_wave() {
+  // Only with a ring (without one a batch is a send each anyway), and only
+  // into a wave that fits one batch: at the back of a long one, the
+  // owner's bytes would wait for the slices before it.
+  if (cork_owner_ == nullptr || cork_.empty() || !batch_.uses_ring() || deferred_.empty() ||
+      deferred_.size() >= send_batch::kCapacity)
+    return uncork();
+  session* owner = cork_owner_;
+  cork_owner_ = nullptr;
+  owner->defer(cork_);  // a reply or two: copied into its backlog, which joins the wave
+  cork_.clear();
 }
 
 void io_thread::uncork_at_turn_end() {
@@ -209,8 +254,9 @@ void io_thread::uncork_at_turn_end() {
 }
 
 void io_thread::turn_end_uncork::on_turn_end() {
-  thread.uncork();
-  if (!thread.deferred_.write_for(kWriteSlice, write_deferred)) {
+  thread.uncork_into_wave();
+  if (!thread.deferred_.write_for(kWriteSlice,
+                                  [this](std::span<session_ref> group) { thread.write_deferred(group); })) {
     scheduled = false;
     return;
   }

@@ -25,6 +25,7 @@
 #include "gateway/net/event_loop.hpp"
 #include "gateway/net/message_compressor.hpp"
 #include "gateway/net/message_sink.hpp"
+#include "gateway/net/send_batch.hpp"
 #include "gateway/net/session.hpp"
 #include "gateway/net/write_wave.hpp"
 
@@ -74,6 +75,8 @@ class io_thread {
   [[nodiscard]] socket_poller& poller() noexcept { return loop_.poller(); }
   // permessage-deflate compression of this thread's sends.
   [[nodiscard]] message_compressor& compressor() noexcept { return compressor_; }
+  // How the turn's end writes its clients: through io_uring, or a send each.
+  [[nodiscard]] const send_batch& client_writes() const noexcept { return batch_; }
 
   // Takes an acceptor bound to the listen address (SO_REUSEPORT) and starts
   // the loop's thread.
@@ -94,6 +97,14 @@ class io_thread {
   // Writes the cork: what its owner sent since it took it. The deferred
   // sessions wait for the turn's end.
   void uncork();
+  // After a client's read (session::on_readable), for its replies (an
+  // echo, a pong, a close). Without a ring they go at once (uncork): a
+  // send each anyway. With one they wait for the turn's end, to leave with
+  // the turn's other clients' in one batch; once a batch's worth waits it
+  // goes at once, so that a busy turn's first replies do not wait for its
+  // last reads (up to 256 of them). Behind a fan-out's long wave they go
+  // at once, as without a ring.
+  void after_read();
   // At the end of this turn: uncork(), and write the deferred sessions in
   // the order they were deferred, kWriteSlice of writes per turn (write_wave).
   // What the turn's several link reads queue for one client (a fan-out
@@ -180,8 +191,15 @@ class io_thread {
   session* cork_owner_ = nullptr;
   // uncork() and every deferred session (a tick, the shutdown).
   void flush_everything();
+  // One group of the wave: the sessions' writes in one batch (send_batch),
+  // then each session goes on from its socket's answer.
+  void write_deferred(std::span<session_ref> group);
+  // The turn's end: the cork's owner joins a wave that is short enough to
+  // go in one batch, rather than writing on its own first.
+  void uncork_into_wave();
 
   write_wave<session_ref> deferred_;
+  send_batch batch_;
 
   session* head_ = nullptr;
   std::size_t session_count_ = 0;

@@ -26,6 +26,10 @@
 //        |                                                   v
 //        |                                           flush_deferred(): unless a write
 //        |                                           is armed, one write of the backlog
+//        |                                           (with --io-uring, sixteen sessions'
+//        |                                           writes in one batch: deferred_write()
+//        |                                           names the bytes, the batch sends them,
+//        |                                           the writer returns its answer)
 //        v                                                   |
 //   bytes left -> next::wait_writable: the session arms one wait (`write armed`)
 //        |        on_writable() writes the backlog; still bytes left -> wait again;
@@ -37,7 +41,8 @@
 //        armed or deferred and nothing is corked.
 //
 // So a byte reaches the socket at the end of the loop turn in which it was
-// sent (one syscall per session per turn), or when the socket says it is
+// sent (one write per session per turn; a read's replies with --io-uring
+// off go right after the read), or when the socket says it is
 // writable again; never two writes in flight, and always in order.
 #pragma once
 
@@ -48,15 +53,9 @@
 
 #include "common/buffer_pool.hpp"
 #include "common/byte_buffer.hpp"
+#include "gateway/net/write_result.hpp"
 
 namespace fg::gateway {
-
-// What one non-blocking write attempt did.
-struct write_result {
-  enum class status : std::uint8_t { written, would_block, failed };
-  status what = status::written;
-  std::size_t bytes = 0;  // taken by the socket (status written)
-};
 
 class send_queue {
  public:
@@ -127,6 +126,15 @@ class send_queue {
     if (writing_ || deferred_) return false;
     deferred_ = true;
     return true;
+  }
+
+  // What flush_deferred() would hand its writer now: the backlog, or
+  // nothing when it would not write (nothing deferred, or a write armed).
+  // So a batch can send it first (send_batch) and flush_deferred() then
+  // take the socket's answer.
+  [[nodiscard]] std::span<const std::uint8_t> deferred_write() const noexcept {
+    if (!deferred_ || writing_) return {};
+    return {backlog_.data() + head_, queued_bytes()};
   }
 
   // The end of the turn in which defer() returned true.

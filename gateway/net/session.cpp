@@ -461,7 +461,7 @@ void session::on_readable(error_code ec) {
   const std::uint32_t frames_before = reader_.frames_seen();
   consume(buffer.first(r.bytes));
   c.frames_per_read.observe(static_cast<std::uint32_t>(reader_.frames_seen() - frames_before));  // modulo 2^32
-  home_.uncork();
+  home_.after_read();
   c.client_turn_ns.observe(metrics::ns_since(started));
   continue_reading();
 }
@@ -618,29 +618,45 @@ void session::flush_deferred() {
   after_write(queue_.flush_deferred(buffer_pool::this_thread(), writer()));
 }
 
+std::span<const std::uint8_t> session::deferred_write() const noexcept {
+  if (phase_ == phase::closed || !adopted()) return {};
+  return queue_.deferred_write();
+}
+
+void session::flush_deferred(write_result sent) {
+  if (phase_ == phase::closed) return;
+  // The batch wrote what deferred_write() named, the backlog from its
+  // head; nothing wrote this session since, so the queue's one write is
+  // of those bytes and takes the batch's answer.
+  bool answered = false;
+  after_write(queue_.flush_deferred(buffer_pool::this_thread(), [&](std::span<const std::uint8_t> bytes) {
+    if (std::exchange(answered, true)) return write_to_socket(bytes);
+    return count_written(sent);
+  }));
+}
+
 void session::flush(byte_buffer& corked) {
   if (corked.empty() || phase_ == phase::closed) return;
   after_write(queue_.flush(corked.span(), buffer_pool::this_thread(), writer()));
 }
 
 write_result session::write_to_socket(std::span<const std::uint8_t> bytes) {
-  std::size_t n = 0;
-  if (adopted()) {
-    const ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-      return {write_result::status::would_block, 0};
-    if (sent < 0) return {write_result::status::failed, 0};
-    n = static_cast<std::size_t>(sent);
-  } else {
-    error_code ec;
-    n = socket().write_some(asio::buffer(bytes.data(), bytes.size()), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
-    if (ec) return {write_result::status::failed, 0};
+  ++home_.counters().socket_write_calls;
+  if (adopted()) return count_written(send_now(fd_, bytes));
+  error_code ec;
+  const std::size_t n = socket().write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return {write_result::status::would_block, 0};
+  if (ec) return {write_result::status::failed, 0};
+  return count_written({write_result::status::written, n});
+}
+
+write_result session::count_written(write_result r) {
+  if (r.what == write_result::status::written) {
+    thread_counters& c = home_.counters();
+    c.socket_written_bytes += r.bytes;
+    ++c.socket_writes;
   }
-  thread_counters& c = home_.counters();
-  c.socket_written_bytes += n;
-  ++c.socket_writes;
-  return {write_result::status::written, n};
+  return r;
 }
 
 void session::after_write(send_queue::next step) {

@@ -94,6 +94,14 @@ class session final : public connection, public poll_target, public ref_counted<
   // everything else this session gets in it (flush_deferred).
   void defer(byte_buffer& corked);
   void flush_deferred();
+  // The end of the turn in batches (io_thread::write_deferred): the bytes
+  // flush_deferred() would write now when they go to the poller's socket,
+  // descriptor write_fd(); empty otherwise (flush_deferred() then writes
+  // as usual). The batch sends them, and flush_deferred(sent) goes on from
+  // the socket's answer, as if its own write had got it.
+  [[nodiscard]] std::span<const std::uint8_t> deferred_write() const noexcept;
+  [[nodiscard]] int write_fd() const noexcept { return fd_; }
+  void flush_deferred(write_result sent);
   // Server shutdown: close 1001, or drop a connection still in its handshake.
   void go_away();
   // Closes TCP at once, without a close handshake.
@@ -153,6 +161,7 @@ class session final : public connection, public poll_target, public ref_counted<
   void consume(std::span<std::uint8_t> bytes);
   // The send queue's writer: one non-blocking write to the socket.
   write_result write_to_socket(std::span<const std::uint8_t> bytes);
+  write_result count_written(write_result r);  // the client-write counters of one write
   auto writer() noexcept {
     return [this](std::span<const std::uint8_t> bytes) { return write_to_socket(bytes); };
   }

@@ -13,10 +13,12 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -27,9 +29,10 @@ namespace fg::gateway {
 template <class Ref, class Clock = std::chrono::steady_clock>
 class write_wave {
  public:
-  // The clock is read once per this many writes: a write costs
-  // microseconds, a clock read tens of nanoseconds.
-  static constexpr std::size_t kWritesPerClockRead = 16;
+  // The clients are written in groups of this many (one batch of system
+  // calls: send_batch), and the clock is read once per group: a write
+  // costs microseconds, a clock read tens of nanoseconds.
+  static constexpr std::size_t kGroup = 16;
 
   void add(Ref r) { waiting_.push_back(std::move(r)); }
   [[nodiscard]] bool empty() const noexcept { return head_ == waiting_.size(); }
@@ -52,10 +55,11 @@ class write_wave {
   // one-room wave above (p50 6.8 ms instead of 5.7).
   static constexpr int kWriteShareOfOtherWork = 3;
 
-  // Writes the waiting clients from the oldest, `write(ref)` each, until
-  // none is left or `slice` has passed (longer after a cut, see above).
-  // Clients added meanwhile (a write may end a connection, and the end
-  // defer another's output) join the back. True if some are left.
+  // Writes the waiting clients from the oldest, `write(group)` for each
+  // group of up to kGroup (a std::span<Ref>), until none is left or
+  // `slice` has passed (longer after a cut, see above). Clients added
+  // meanwhile (a write may end a connection, and the end defer another's
+  // output) join the back. True if some are left.
   template <class Write>
   bool write_for(typename Clock::duration slice, Write&& write) {
     if (empty()) return false;
@@ -63,22 +67,32 @@ class write_wave {
     const auto start = Clock::now();
     if (cut_at_) slice = std::max(slice, kWriteShareOfOtherWork * (start - *cut_at_));
     const auto deadline = start + slice;
-    for (std::size_t n = 0; head_ < waiting_.size(); ++n) {
-      if (n != 0 && n % kWritesPerClockRead == 0) {
+    for (bool first = true; head_ < waiting_.size(); first = false) {
+      if (!first) {
         if (const auto now = Clock::now(); now >= deadline) {
           ++slices_cut_;
           cut_at_ = now;
           return true;
         }
       }
-      // Moved out before the write, by index: the write may add to the vector.
-      const Ref r = std::move(waiting_[head_++]);
-      write(r);
+      write_next_group(write);
     }
     waiting_.clear();  // keeps its capacity for the next wave
     head_ = 0;
     cut_at_.reset();
     return false;
+  }
+
+  // Writes the oldest group (up to kGroup clients) now, outside any slice:
+  // a busy turn's read replies, once a batch's worth waits (io_thread::after_read).
+  template <class Write>
+  void write_group(Write&& write) {
+    if (empty()) return;
+    write_next_group(write);
+    if (empty()) {
+      waiting_.clear();
+      head_ = 0;
+    }
   }
 
   // Every waiting client, whatever the time (a tick, the shutdown).
@@ -88,6 +102,17 @@ class write_wave {
   }
 
  private:
+  template <class Write>
+  void write_next_group(Write& write) {
+    // Moved out before the writes: they may add to the vector.
+    const std::size_t n = std::min(kGroup, waiting_.size() - head_);
+    std::array<Ref, kGroup> group;
+    std::move(waiting_.begin() + static_cast<std::ptrdiff_t>(head_),
+              waiting_.begin() + static_cast<std::ptrdiff_t>(head_ + n), group.begin());
+    head_ += n;
+    write(std::span<Ref>(group.data(), n));
+  }
+
   std::vector<Ref> waiting_;
   std::size_t head_ = 0;  // waiting_[0, head_) are written
   std::uint64_t slices_ = 0;

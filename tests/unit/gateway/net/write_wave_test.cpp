@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
+#include <span>
 #include <vector>
 
 namespace fg::gateway {
@@ -27,14 +29,18 @@ class WriteWave : public ::testing::Test {
 
   // Each write takes `each` of the fake clock's time.
   auto writer(std::chrono::nanoseconds each) {
-    return [this, each](int client) {
-      written.push_back(client);
-      fake_clock::at += each;
+    return [this, each](std::span<int> group) {
+      groups.push_back(group.size());
+      for (const int client : group) {
+        written.push_back(client);
+        fake_clock::at += each;
+      }
     };
   }
 
   write_wave<int, fake_clock> wave;
   std::vector<int> written;
+  std::vector<std::size_t> groups;  // the size of each group written
 };
 
 TEST_F(WriteWave, WritesEveryoneWhenTheSliceIsLongEnough) {
@@ -86,12 +92,38 @@ TEST_F(WriteWave, AWaveWrittenWholeForgetsItsLastCut) {
 TEST_F(WriteWave, AClientAddedByAWriteJoinsTheBack) {
   wave.add(1);
   wave.add(2);
-  const bool left = wave.write_for(250us, [&](int client) {
-    written.push_back(client);
-    if (client == 1) wave.add(3);  // a write that ended its connection, and the end deferred another's output
+  const bool left = wave.write_for(250us, [&](std::span<int> group) {
+    groups.push_back(group.size());
+    for (const int client : group) {
+      written.push_back(client);
+      if (client == 1) wave.add(3);  // a write that ended its connection, and the end deferred another's output
+    }
   });
   EXPECT_FALSE(left);
   EXPECT_EQ(written, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(groups, (std::vector<std::size_t>{2, 1})) << "the client added meanwhile is in a group of its own";
+}
+
+TEST_F(WriteWave, WritesInGroupsOfAtMostSixteen) {
+  for (int c = 0; c < 40; ++c) wave.add(c);
+  EXPECT_FALSE(wave.write_for(250us, writer(1us)));
+  EXPECT_EQ(groups, (std::vector<std::size_t>{16, 16, 8}));
+}
+
+TEST_F(WriteWave, WriteGroupWritesTheOldestSixteenOutsideAnySlice) {
+  for (int c = 0; c < 20; ++c) wave.add(c);
+  wave.write_group(writer(1s));
+  EXPECT_EQ(groups, (std::vector<std::size_t>{16}));
+  EXPECT_EQ(written.front(), 0);
+  EXPECT_EQ(written.back(), 15);
+  EXPECT_EQ(wave.size(), 4u);
+  EXPECT_EQ(wave.slices(), 0u) << "not a slice of the turn's end";
+  wave.write_group(writer(1s));
+  EXPECT_TRUE(wave.empty());
+  wave.add(20);  // a new wave starts from a clean slate
+  EXPECT_FALSE(wave.write_for(250us, writer(1us)));
+  EXPECT_EQ(written.size(), 21u);
+  EXPECT_EQ(written.back(), 20);
 }
 
 TEST_F(WriteWave, WriteAllIgnoresTheClock) {
