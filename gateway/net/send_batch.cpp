@@ -2,7 +2,8 @@
 
 #include <liburing.h>
 
-#include <cstring>
+#include <string>
+#include <system_error>
 
 namespace fg::gateway {
 
@@ -28,7 +29,9 @@ int setup(io_uring& r) {
   return rc;
 }
 
-std::string ring_error(int error) { return std::string("io_uring unavailable: ") + std::strerror(error); }
+// system_category's message, not strerror: this may run on any I/O thread
+// at once (a ring dropped mid-batch), and strerror's buffer is shared.
+std::string ring_error(int error) { return "io_uring unavailable: " + std::system_category().message(error); }
 
 }  // namespace
 

@@ -241,6 +241,12 @@ void redis_connection::on_kill_reply(redisAsyncContext*, void* reply, void* priv
           "redis {}: removed its earlier connection (client id {}), which Redis still held after the "
           "network failed",
           owner.name_, cookie->id);
+    } else {
+      // Redis closed it first: bytes it retransmitted after the network came
+      // back met the closed port (a reset). Said, so that every earlier
+      // connection's fate is in the log.
+      owner.log_->info("redis {}: its earlier connection (client id {}) was already gone from Redis", owner.name_,
+                       cookie->id);
     }
     return;
   }
