@@ -176,11 +176,12 @@ gateway_config parse_gateway_config(int argc, char** argv) {
                  "Comma-separated networks (CIDR) or addresses of HTTP load balancers and proxies that name the client "
                  "in --forwarded-for-header; their requests count as that client (per-IP limits, --sticky-key ip)")
       ->envname("FRAMEGATE_FORWARDED_FOR_FROM");
-  app.add_option("--forwarded-for-header", cfg.forwarded_for_header,
-                 "The header --forwarded-for-from balancers name the client in: x-forwarded-for, x-real-ip, "
-                 "forwarded (RFC 7239) or another list of addresses")
-      ->envname("FRAMEGATE_FORWARDED_FOR_HEADER")
-      ->capture_default_str();
+  auto* forwarded_for_header_opt =
+      app.add_option("--forwarded-for-header", cfg.forwarded_for_header,
+                     "The header --forwarded-for-from balancers name the client in: x-forwarded-for, x-real-ip, "
+                     "forwarded (RFC 7239) or another list of addresses")
+          ->envname("FRAMEGATE_FORWARDED_FOR_HEADER")
+          ->capture_default_str();
   app.add_option("--handshake-rate", cfg.handshake_rate,
                  "New sockets per second from one client address; faster ones get 429 with Retry-After (0: no limit)")
       ->envname("FRAMEGATE_HANDSHAKE_RATE")
@@ -384,6 +385,13 @@ gateway_config parse_gateway_config(int argc, char** argv) {
     to_lower(cfg.forwarded_for_header);
     if (!is_header_name(cfg.forwarded_for_header))
       throw std::invalid_argument("--forwarded-for-header: '" + cfg.forwarded_for_header + "' is not a header name");
+    // Read only from the listed balancers: named alone, the header would be
+    // ignored without a word, and the operator believe per-IP limits see
+    // the clients behind the balancer.
+    if (forwarded_for_header_opt->count() > 0 && cfg.forwarded_for_from.empty())
+      throw std::invalid_argument("--forwarded-for-header (" + cfg.forwarded_for_header +
+                                  ") is read only from --forwarded-for-from's balancers, and none is listed: "
+                                  "list them, or drop the header option");
     if (api_token_file_opt->count() > 0) {
       if (api_token_opt->count() > 0)
         throw std::invalid_argument("--api-token and --api-token-file (or their variables) both given: keep one");

@@ -138,6 +138,8 @@ class BadOptionsTest(GatewayTestCase):
         self.assertIn("is not a header name", self.assert_refuses_to_start(
             "--forwarded-for-from", "127.0.0.1", "--forwarded-for-header", "X Forwarded"))
         self.assertIn("is not a header name", self.assert_refuses_to_start("--forwarded-for-header", ""))
+        # Named without a balancer to read it from, the header would be ignored silently.
+        self.assertIn("none is listed", self.assert_refuses_to_start("--forwarded-for-header", "x-real-ip"))
 
 
 @unittest.skipUnless(TARGET == "workers", "the worker's view needs workers (FRAMEGATE_CONFORMANCE_TARGET=workers)")
