@@ -1,19 +1,27 @@
 // send_batch against real sockets, with a ring and without one: every
 // write's answer is what send() would give (all taken, part taken, a full
 // socket, a closed peer), each to its own socket, in one system call with
-// a ring.
+// a ring; and a ring the kernel stops taking is dropped for send().
 #include "gateway/net/send_batch.hpp"
 
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/unit/gateway/net/poll_fixtures.hpp"
@@ -155,6 +163,67 @@ TEST(SendBatchProbe, ThisKernelGivesARing) {
   EXPECT_TRUE(send_batch(true).uses_ring());
   EXPECT_FALSE(send_batch(false).uses_ring()) << "--io-uring off sets no ring up";
   EXPECT_TRUE(send_batch(false).ring_problem().empty());
+}
+
+// Makes the kernel answer EPERM to io_uring_enter on the calling thread
+// only (a seccomp filter without TSYNC): what a ring meets when a
+// container's profile changes under it, or the kernel refuses a batch.
+// Empty on success, else why the filter could not be set.
+std::string refuse_io_uring_enter_on_this_thread() {
+#if defined(__x86_64__)
+  constexpr std::uint32_t arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr std::uint32_t arch = AUDIT_ARCH_AARCH64;
+#else
+  return "no seccomp architecture constant for this build";
+#endif
+  sock_filter program[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_enter, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog filter{static_cast<unsigned short>(std::size(program)), program};
+  // no_new_privs and a filter without TSYNC are this thread's alone.
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return std::string("no_new_privs: ") + std::strerror(errno);
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &filter) != 0)
+    return std::string("seccomp: ") + std::strerror(errno);
+  return {};
+}
+
+TEST(SendBatchRingFailure, ARefusedSubmissionDropsTheRingAndEveryWriteStillGoesOut) {
+  if (const std::string problem = send_batch::probe(); !problem.empty()) GTEST_SKIP() << problem;
+  std::vector<std::unique_ptr<socket_pair>> pairs;
+  std::vector<std::string> messages;
+  for (int i = 0; i < 4; ++i) {
+    pairs.push_back(std::make_unique<socket_pair>());
+    messages.push_back("after the ring " + std::to_string(i));
+  }
+  std::string skipped;
+  // A thread of its own: the filter stays on it, and goes with it.
+  std::thread([&] {
+    send_batch batch(true);
+    ASSERT_TRUE(batch.uses_ring()) << batch.ring_problem();
+    if (skipped = refuse_io_uring_enter_on_this_thread(); !skipped.empty()) return;
+    for (std::size_t i = 0; i < pairs.size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
+    EXPECT_EQ(batch.submit(), 1u + pairs.size()) << "the refused submission, then a send each";
+    EXPECT_FALSE(batch.uses_ring()) << "a ring that refused a batch is dropped";
+    EXPECT_NE(batch.ring_problem().find("not permitted"), std::string::npos) << batch.ring_problem();
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      EXPECT_EQ(batch.result(i).what, status::written) << i;
+      EXPECT_EQ(batch.result(i).bytes, messages[i].size()) << i;
+      EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i;
+    }
+    // The next batch goes by send() from the start.
+    batch.clear();
+    for (std::size_t i = 0; i < pairs.size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
+    EXPECT_EQ(batch.submit(), pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i;
+  }).join();
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
 }
 
 TEST(WriteResult, ASendsAnswerBecomesTheQueuesStatus) {
