@@ -34,13 +34,7 @@ class Cluster:
         self.members: list[WsClient] = []
         try:
             self.cluster.start()
-            for _ in range(MEMBERS):
-                c = WsClient("127.0.0.1", self.cluster.port)
-                c.connect()
-                c.handshake("/rooms")
-                self.members.append(c)
-                c.send_text('{"op":"join","room":"u","recover":true}')
-                assert json.loads(c.recv_frame().payload)["joined"] == "u"
+            self.members = self.cluster.join_members("u", MEMBERS)
         except BaseException:
             self.stop()
             raise

@@ -48,14 +48,7 @@ class WriteBatchingTest(unittest.TestCase):
     def start_cluster(cls) -> None:
         cls.cluster.start()
         cls.admin = cls.cluster.admin
-        for _ in range(MEMBERS):
-            c = WsClient("127.0.0.1", cls.cluster.port)
-            c.connect()
-            c.handshake("/rooms")
-            cls.members.append(c)
-            # Answered once the worker holds the member (the hub has no history: "off").
-            c.send_text('{"op":"join","room":"b","recover":true}')
-            assert json.loads(c.recv_frame().payload)["joined"] == "b"
+        cls.members = cls.cluster.join_members("b", MEMBERS)
 
     def counters(self) -> dict[str, float]:
         g = scrape(self.admin)

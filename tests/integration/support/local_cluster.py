@@ -11,6 +11,7 @@ Only Python 3.11 standard library modules are used.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -18,7 +19,7 @@ import tempfile
 import time
 from typing import Callable, Sequence, TypeVar
 
-from framegate_harness import REPO_ROOT, GatewayProcess, Process, admin_port_of
+from framegate_harness import REPO_ROOT, GatewayProcess, Process, WsClient, admin_port_of
 
 WORKER_BIN = os.environ.get("FRAMEGATE_WORKER_BIN") or os.path.join(REPO_ROOT, "build", "bin", "framegate-worker")
 
@@ -122,6 +123,27 @@ class LocalCluster:
         worker.start()
         self.processes.append(worker)
         return worker
+
+    def join_members(self, room: str, count: int) -> list[WsClient]:
+        """`count` clients of /rooms in `room`, each back once its join was
+        answered (the worker then holds the member: a publish reaches it).
+        The caller closes them; if one fails, those opened are closed."""
+        members: list[WsClient] = []
+        try:
+            for _ in range(count):
+                c = WsClient("127.0.0.1", self.port)
+                members.append(c)
+                c.connect()
+                c.handshake("/rooms")
+                # "recover": the answer waits for the worker, with or without history.
+                c.send_text(json.dumps({"op": "join", "room": room, "recover": True}))
+                joined = json.loads(c.recv_frame().payload)
+                assert joined.get("joined") == room, joined
+        except BaseException:
+            for c in members:
+                c.close()
+            raise
+        return members
 
     def stop(self) -> None:
         for p in reversed(self.processes):
