@@ -5,20 +5,26 @@ Redis), so a publish to a room of eight is one Send to eight members read
 in one turn: with a ring the eight writes leave in one io_uring batch (one
 system call), with --io-uring off in eight sends. Either way every member
 gets every message, in order.
+
+Echo replies: clients that write while the gateway is stopped (SIGSTOP)
+are all read in its next turn; with a ring their replies leave together,
+a batch's worth (16) at once and the rest at the turn's end.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
 from exposition import scrape  # noqa: E402
-from framegate_harness import GatewayTestCase, WsClient  # noqa: E402
+from framegate_harness import GatewayProcess, GatewayTestCase, WsClient, admin_port_of  # noqa: E402
 from local_cluster import LocalCluster  # noqa: E402
 
 MEMBERS = 8
@@ -94,6 +100,77 @@ class IoUringWritesTest(unittest.TestCase):
             cluster.members[0].send_text(text)
         for m in cluster.members:
             self.assertEqual([json.loads(m.recv_frame().payload)["data"] for _ in burst], list(range(200)))
+
+
+def write_counters(admin: int) -> tuple[float, float]:
+    """The gateway's (client writes, system calls that made them)."""
+    g = scrape(admin)
+    return (g["framegate_gateway_socket_writes_total"].value(),
+            g["framegate_gateway_socket_write_calls_total"].value())
+
+
+def wait_until_stopped(pid: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        if state in ("T", "t"):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"process {pid} not stopped after SIGSTOP (state {state})")
+        time.sleep(0.005)
+
+
+class EchoRepliesTest(unittest.TestCase):
+    def start(self, mode: str, clients: int) -> tuple[GatewayProcess, int, list[WsClient]]:
+        gateway = GatewayProcess(extra_args=["--admin", "127.0.0.1:0", "--io-uring", mode], echo=True)
+        if gateway.behind_workers:
+            self.skipTest("the gateway's own echo: its replies are what this counts")
+        gateway.start()
+        self.addCleanup(gateway.stop)
+        opened = []
+        for _ in range(clients):
+            c = gateway.client()
+            self.addCleanup(c.close)
+            c.handshake("/")
+            opened.append(c)
+        return gateway, admin_port_of(gateway), opened
+
+    def echo_in_one_turn(self, gateway: GatewayProcess, admin: int, clients: list[WsClient]) -> tuple[float, float]:
+        """Every client writes while the gateway is stopped; (writes, calls) of the replies."""
+        before = write_counters(admin)
+        assert gateway.pid is not None
+        os.kill(gateway.pid, signal.SIGSTOP)
+        try:
+            # A stop takes effect asynchronously: a client write before it
+            # would wake the gateway's wait and be read in a turn of its own.
+            wait_until_stopped(gateway.pid)
+            for i, c in enumerate(clients):
+                c.send_text(f"reply {i}")
+            time.sleep(0.2)  # loopback: in the gateway's sockets by now
+        finally:
+            os.kill(gateway.pid, signal.SIGCONT)
+        for i, c in enumerate(clients):
+            frame = c.recv_frame()
+            self.assertEqual(frame.payload, f"reply {i}".encode(), f"client {i} got another's reply")
+        after = write_counters(admin)
+        return after[0] - before[0], after[1] - before[1]
+
+    def test_a_turns_replies_leave_in_one_system_call(self):
+        gateway, admin, clients = self.start("auto", 8)
+        if not any("client writes: io_uring" in line for line in gateway.output_lines()):
+            self.skipTest("this kernel gives no io_uring")
+        self.assertEqual(self.echo_in_one_turn(gateway, admin, clients), (8, 1))
+
+    def test_a_batchs_worth_of_replies_goes_at_once_and_the_rest_at_the_turns_end(self):
+        gateway, admin, clients = self.start("auto", 20)
+        if not any("client writes: io_uring" in line for line in gateway.output_lines()):
+            self.skipTest("this kernel gives no io_uring")
+        self.assertEqual(self.echo_in_one_turn(gateway, admin, clients), (20, 2), "16 at once, then 4")
+
+    def test_off_replies_with_a_send_each(self):
+        gateway, admin, clients = self.start("off", 8)
+        self.assertEqual(self.echo_in_one_turn(gateway, admin, clients), (8, 8))
 
 
 class IoUringOptionTest(GatewayTestCase):
