@@ -70,7 +70,7 @@ void redis_connection::connect() {
   // seconds at each attempt.
   state_ = state::resolving;
   resolver_.resolve(endpoint_.host, endpoint_.port,
-                    [this, attempt](std::vector<asio::ip::address> resolved, std::string error) {
+                    [this, attempt](const std::vector<asio::ip::address>& resolved, const std::string& error) {
                       // Dropped by the resolver once this connection is gone.
                       if (attempt != attempt_ || state_ != state::resolving) return;
                       if (!error.empty()) return handle_down("cannot resolve " + endpoint_.host + ": " + error);
