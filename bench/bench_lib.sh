@@ -179,6 +179,45 @@ wait_listening() {
   die "server did not print its address within 15 s"
 }
 
+# start_echo_kind KIND DIR: one echo server of the kinds of bench/run_echo.sh
+# (framegate, workers, ws, uws, uws-native), one gateway thread, logs in DIR.
+# `workers` is the gateway plus one framegate-worker (/echo) linked through
+# DIR/links. Sets SERVER_PID, WORKER_PID (workers only), PORT and ECHO_PATH;
+# the caller sets GATEWAY and WORKER. Returns 1, with both stopped, if the
+# worker does not register within 10 s.
+# shellcheck disable=SC2034  # ECHO_PATH is for the scripts that source this
+start_echo_kind() {
+  local kind=$1 dir=$2 log=$2/$1.log
+  ECHO_PATH=/
+  WORKER_PID=""
+  case "$kind" in
+    framegate) "$GATEWAY" --echo --listen 127.0.0.1:0 --threads 1 --admin off >"$log" 2>&1 & ;;
+    workers)
+      mkdir -p "$dir/links"
+      "$GATEWAY" --listen 127.0.0.1:0 --threads 1 --link-dir "$dir/links" --admin off >"$log" 2>&1 &
+      ECHO_PATH=/echo
+      ;;
+    ws) node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
+    uws) node "$BENCH/peers/uws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
+    uws-native) "$UWS_NATIVE_BIN" echo 0 127.0.0.1 >"$log" 2>&1 & ;;
+    *) die "unknown server kind '$kind' (framegate, workers, ws, uws, uws-native)" ;;
+  esac
+  SERVER_PID=$!
+  wait_listening "$log" 'listening on [^ ]+:[0-9]+'
+  [[ $kind == workers ]] || return 0
+  "$WORKER" --id w1 --link-dir "$dir/links" >"$dir/worker.log" 2>&1 &
+  WORKER_PID=$!
+  for _ in $(seq 100); do
+    grep -q "worker 'w1' .*registered" "$log" && return 0
+    sleep 0.1
+  done
+  echo "[$LOG_TAG] the worker did not register" >&2
+  stop_pid "$WORKER_PID" worker
+  WORKER_PID=""
+  stop_server "$kind"
+  return 1
+}
+
 # Waits up to QUIET_WAIT s for the 1-minute load average to drop below 1.0;
 # sets LOAD_BEFORE and DISTURBED.
 # shellcheck disable=SC2034  # LOAD_BEFORE and DISTURBED are for the scripts that source this

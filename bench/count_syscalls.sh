@@ -81,29 +81,9 @@ trace() {
 
 # count KIND: prints one line per process of KIND (see trace).
 count() {
-  local kind=$1 log=$WORK/$1.log loadgen_pid path=/ link_dir rc=0
-  case "$kind" in
-    framegate) "$GATEWAY" --echo --listen 127.0.0.1:0 --threads 1 --admin off >"$log" 2>&1 & ;;
-    workers)
-      link_dir=$WORK/links
-      mkdir -p "$link_dir"
-      "$GATEWAY" --listen 127.0.0.1:0 --threads 1 --link-dir "$link_dir" --admin off >"$log" 2>&1 &
-      path=/echo
-      ;;
-    ws) node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
-    uws) node "$BENCH/peers/uws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
-    uws-native) "$UWS_NATIVE_BIN" echo 0 127.0.0.1 >"$log" 2>&1 & ;;
-    *) die "unknown server kind '$kind' (framegate, workers, ws, uws, uws-native)" ;;
-  esac
-  SERVER_PID=$!
-  wait_listening "$log" 'listening on [^ ]+:[0-9]+'
-  if [[ $kind == workers ]]; then
-    "$WORKER" --id w1 --link-dir "$link_dir" >"$WORK/worker.log" 2>&1 &
-    WORKER_PID=$!
-    for _ in $(seq 100); do grep -q "worker 'w1' .*registered" "$log" && break; sleep 0.1; done
-    grep -q "worker 'w1' .*registered" "$log" || { echo "[$LOG_TAG] the worker did not register" >&2; return 1; }
-  fi
-  "$LOADGEN" --url "ws://127.0.0.1:$PORT$path" --mode rate --connections "$CONNECTIONS" --size 256 \
+  local kind=$1 loadgen_pid rc=0
+  start_echo_kind "$kind" "$WORK" || return 1
+  "$LOADGEN" --url "ws://127.0.0.1:$PORT$ECHO_PATH" --mode rate --connections "$CONNECTIONS" --size 256 \
     --rate-per-conn-ms "$RATE_MS" --warmup 1 --duration $((TRACE_SECONDS + 3)) >"$WORK/$kind.loadgen" 2>&1 &
   loadgen_pid=$!
   sleep 2

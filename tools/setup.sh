@@ -27,6 +27,7 @@ packages=(
   debootstrap
   clang libclang-rt-14-dev clang-format clang-tidy
   shellcheck  # tools/lint_shell.sh (ctest lint_shell)
+  strace  # bench/count_syscalls.sh without perf (ctest bench_echo_probes_smoke)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-matplotlib linux-perf)
