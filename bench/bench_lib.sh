@@ -278,8 +278,11 @@ start_rooms_server() {
       # FRAMEGATE_THREADS); unset, 0: one per core, as in every run recorded
       # before framegate up's own default became half the cores.
       GATEWAY_ADMIN="127.0.0.1:$(free_port)"
+      # Without a Redis of the script's (REDIS_URL unset), rooms go through the gateway's hub.
+      local broker=(--no-redis)
+      [[ -n "${REDIS_URL:-}" ]] && broker=(--redis "$REDIS_URL")
       # shellcheck disable=SC2153  # WORKERS is set by the script that sources this
-      FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" --redis "$REDIS_URL" \
+      FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" "${broker[@]}" \
         --admin "$GATEWAY_ADMIN" --worker-admin 127.0.0.1:0 --log-level info "$@" >"$WORK/server.log" 2>&1 &
       SERVER_PID=$!
       wait_listening "$WORK/server.log" 'gateway listening on ws://[0-9.]+:[0-9]+/?'

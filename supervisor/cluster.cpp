@@ -142,7 +142,7 @@ void cluster::start_gateway() {
     logger()->warn("the bundled browser demo (deploy/demo) was not found; plain HTTP GETs get 426");
   if (opts_.publish_deflate_implied())
     logger()->info(
-        "--deflate with the private Redis: workers compress room messages once, at their publisher "
+        "--deflate with the private Redis or the hub: workers compress room messages once, at their publisher "
         "(--publish-deflate; --publish-deflate=false to compress them at the gateway)");
   gateway_ = std::make_unique<supervised_child>(io_, gateway_spec(), gateway_ready_line, child_events());
   gateway_->start();

@@ -40,7 +40,9 @@ bool flag_value_is_on(std::string_view value) {
 }
 
 bool imply_publish_deflate(supervisor_options& opts) {
-  if (!opts.private_redis() || child_value(opts, "publish-deflate")) return false;
+  // Only where every worker that reads the room messages is one of ours,
+  // of this version: behind the private Redis or the gateway's hub.
+  if (!(opts.private_redis() || opts.no_redis) || child_value(opts, "publish-deflate")) return false;
   const auto deflate = child_value(opts, "deflate");
   if (!deflate || !flag_value_is_on(*deflate)) return false;
   // With server context takeover each member's compression is its own:

@@ -9,7 +9,8 @@
 
 namespace fg::supervisor {
 
-// With the private Redis every worker on it is of this version, so a
+// With the private Redis, or without Redis (the gateway's hub), every
+// worker that reads room messages is one of ours, of this version, so a
 // gateway told to compress (--deflate) without server context takeover
 // (--deflate-takeover none or client, the default none) takes room
 // messages compressed once, at the worker that publishes them

@@ -278,7 +278,7 @@ std::string format_effective_config(const supervisor_options& opts) {
   }
   if (!opts.passthrough.empty()) out << "# passed through to the gateway and the workers as FRAMEGATE_*\n";
   if (opts.publish_deflate_implied())
-    out << "# publish-deflate: implied by deflate with the private Redis (room messages compressed once, at "
+    out << "# publish-deflate: implied by deflate with the private Redis or the hub (room messages compressed once, at "
            "their publisher); shown, not set, so that a file saved from this implies it again only where it "
            "applies\n";
   for (const auto& [name, value] : opts.passthrough) {

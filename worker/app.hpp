@@ -187,9 +187,11 @@ class broker {
   virtual void unsubscribe(std::string_view room) = 0;
   virtual void publish(std::string_view room, std::string_view payload) = 0;
   // publish, with a receipt and a choice of numbering.
+  // (Callbacks and options are taken by value: implementations keep them
+  // until the broker answers; the defaults below hand them on.)
   virtual void publish(std::string_view room, std::string_view payload, publish_options options) {
     publish(room, payload);
-    if (options.done) options.done(publish_receipt{});
+    if (auto done = std::move(options.done)) done(publish_receipt{});
   }
   // This worker's connections of `user` in `room` (0: none), shared with
   // every worker so that presence() counts the whole cluster. The broker
@@ -198,7 +200,8 @@ class broker {
   // Every user with connections in `room`, on every worker; `done` runs on
   // the loop (at once when the broker cannot tell).
   virtual void presence(std::string_view /*room*/, std::function<void(presence_result)> done) {
-    done(presence_result{false, {}, "presence needs Redis (--redis)"});
+    const auto answer = std::move(done);
+    answer(presence_result{false, {}, "presence needs Redis (--redis)"});
   }
   // The room's epoch and top and, with `since`, every message after it.
   // `done` runs on the loop (at once when the broker keeps no history),
@@ -208,7 +211,8 @@ class broker {
   // of a recovering member until `done`, see rooms_app). Subscribe first.
   virtual void history(std::string_view /*room*/, const std::optional<history_since>& /*since*/,
                        std::function<void(room_history)> done) {
-    done(room_history{});
+    const auto answer = std::move(done);
+    answer(room_history{});
   }
 };
 
@@ -269,7 +273,8 @@ class app {
   // message to the two-argument one and answers at once, unnumbered.
   virtual void on_api_publish(std::string_view room, std::string_view data, std::function<void(publish_receipt)> done) {
     on_api_publish(room, data);
-    done(publish_receipt{});
+    const auto answer = std::move(done);
+    answer(publish_receipt{});
   }
 
  protected:

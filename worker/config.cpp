@@ -163,18 +163,19 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86'400.0));
   auto* publish_deflate =
-      app.add_flag("--publish-deflate", cfg.publish_deflate,
-                   "Compress each room message once, here, and send the compression through Redis with it: gateways "
-                   "then send it to members with permessage-deflate instead of compressing the message again. Needs "
-                   "Redis, and every worker on it reading such messages (this version or later)")
+      app.add_flag("--publish-deflate", cfg.publish_deflate.enabled,
+                   "Compress each room message once, here, and send the compression with it (through Redis, or "
+                   "the gateway's hub without Redis): gateways then send it to members with permessage-deflate "
+                   "instead of compressing the message again. With Redis, every worker on it must read such "
+                   "messages (this version or later)")
           ->envname("FRAMEGATE_PUBLISH_DEFLATE");
-  app.add_option("--publish-deflate-threshold", cfg.publish_deflate_threshold,
+  app.add_option("--publish-deflate-threshold", cfg.publish_deflate.threshold,
                  "Room messages of fewer bytes are not compressed here (set it to the gateways' --deflate-threshold)")
       ->envname("FRAMEGATE_PUBLISH_DEFLATE_THRESHOLD")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
       ->needs(publish_deflate);
-  app.add_option("--publish-deflate-level", cfg.publish_deflate_tuning.level,
+  app.add_option("--publish-deflate-level", cfg.publish_deflate.tuning.level,
                  "zlib compression level of --publish-deflate, 1 (fastest) to 9 (smallest)")
       ->envname("FRAMEGATE_PUBLISH_DEFLATE_LEVEL")
       ->capture_default_str()
@@ -203,10 +204,6 @@ worker_config parse_worker_config(int argc, char** argv, const worker_program& p
     cfg.redis_foreign = foreign == "deliver" ? foreign_policy::deliver : foreign_policy::drop;
     cfg.admin = parse_optional_host_port(admin, "--admin");
     cfg.admin_explicit = admin_opt->count() > 0;
-    if (cfg.publish_deflate && !cfg.redis && cfg.redis_cluster.empty())
-      throw std::invalid_argument(
-          "--publish-deflate: needs --redis or --redis-cluster (rooms without Redis go "
-          "through one gateway, which compresses them itself)");
   });
 
   if (cfg.id.empty()) {

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "common/deflate/deflate_tuning.hpp"
 #include "common/endpoint.hpp"
 #include "common/link/codec.hpp"
 #include "common/link/link_dir_trust.hpp"
 #include "common/link/link_socket.hpp"
 #include "common/logging.hpp"
 #include "worker/broker/inbound_check.hpp"
+#include "worker/broker/publish_compressor.hpp"
 #include "worker/broker/redis_url.hpp"
 
 namespace fg::worker {
@@ -70,9 +70,7 @@ struct worker_config {
   std::chrono::milliseconds presence_ttl{15000};
   // Compress room messages once here, for every gateway (--publish-deflate,
   // --publish-deflate-threshold, --publish-deflate-level).
-  bool publish_deflate = false;
-  std::size_t publish_deflate_threshold = 1024;
-  deflate_tuning publish_deflate_tuning{};
+  publish_compression publish_deflate{};
   // The payload strings kept for reuse that sat unused for a whole period
   // are freed (--pool-shed-period; 0: never).
   std::chrono::milliseconds pool_shed_period{10000};

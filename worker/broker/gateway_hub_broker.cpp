@@ -45,7 +45,9 @@ void gateway_hub_broker::flush_changes() {
   port_.send_to_hub(subscribe_env_);
 }
 
-void gateway_hub_broker::publish(std::string_view room, std::string_view payload) {
+void gateway_hub_broker::publish(std::string_view room, std::string_view payload) { send_publish(room, payload, 0); }
+
+void gateway_hub_broker::send_publish(std::string_view room, std::string_view payload, std::size_t stable_prefix) {
   ++stats_.publishes;
   if (!port_.hub_ready()) {
     ++stats_.publishes_dropped;
@@ -55,6 +57,10 @@ void gateway_hub_broker::publish(std::string_view room, std::string_view payload
   auto* m = publish_env_.mutable_broker_publish();
   m->set_room(room.data(), room.size());
   m->set_payload(payload.data(), payload.size());
+  const deflated_segment pre = compressor_.compress(payload, stable_prefix);
+  m->set_deflated_prefix(pre.bytes.data(), pre.bytes.size());
+  m->set_deflated_covers(pre.covers);
+  if (pre.present()) ++stats_.deflated_publishes;
   port_.send_to_hub(publish_env_);
 }
 
@@ -65,6 +71,8 @@ broker_report gateway_hub_broker::report() const {
   r.publishes = stats_.publishes;
   r.deliveries = stats_.deliveries;
   r.dropped = stats_.publishes_dropped;
+  r.deflated_publishes = stats_.deflated_publishes;
+  r.deflated_deliveries = stats_.deflated_deliveries;
   r.rooms = wanted_.size();
   r.subscriptions = r.up ? announced_.size() : 0;
   r.history[static_cast<std::size_t>(room_history::outcome::off)] = stats_.history_requests;
@@ -73,7 +81,7 @@ broker_report gateway_hub_broker::report() const {
 
 void gateway_hub_broker::publish(std::string_view room, std::string_view payload, publish_options options) {
   const std::uint64_t dropped = stats_.publishes_dropped;
-  publish(room, payload);
+  send_publish(room, payload, options.stable_prefix);
   if (!options.done) return;
   if (stats_.publishes_dropped == dropped)
     options.done(publish_receipt{});
@@ -107,9 +115,13 @@ void gateway_hub_broker::on_hub_down() {
   touched_.clear();
 }
 
-void gateway_hub_broker::on_hub_deliver(std::string_view room, std::string_view payload) {
+void gateway_hub_broker::on_hub_deliver(std::string_view room, std::string_view payload, deflated_segment pre) {
   ++stats_.deliveries;
-  if (deliver_) deliver_(room, payload, {}, {});
+  // A compression that cannot be of this payload goes unused (the
+  // gateway then compresses the message itself); the message still goes.
+  if (!pre.present() || pre.covers == 0 || pre.covers > payload.size()) pre = {};
+  if (pre.present()) ++stats_.deflated_deliveries;
+  if (deliver_) deliver_(room, payload, {}, pre);
 }
 
 }  // namespace fg::worker

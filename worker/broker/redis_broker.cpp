@@ -109,8 +109,7 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       dedup_(local_bound(options_.buffer)),
       mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)),
       // Window 15: the one clients negotiate unless they ask for less.
-      publish_deflater_(
-          options_.publish_deflate ? std::make_unique<deflater>(15, options_.publish_deflate_tuning, false) : nullptr),
+      compressor_(options_.publish_deflate),
       origin_hex_(hex16(origin_)),
       epoch_rng_(std::random_device{}()),
       presence_timer_(io),
@@ -512,7 +511,8 @@ void redis_broker::publish(std::string_view room, std::string_view payload, publ
   auto r = std::make_shared<publish_record>();
   r->seq = ++seq_;
   r->room = std::string(room);
-  const deflated_segment pre = compress_for_publish(payload, options.stable_prefix);
+  const deflated_segment pre = compressor_.compress(payload, options.stable_prefix);
+  if (pre.present()) ++stats_.deflated_publishes;
   r->wire = mac_ ? encode_signed_redis_envelope(*mac_, channel_of(room), origin_, r->seq, payload, pre)
                  : encode_redis_envelope(origin_, r->seq, payload, pre);
   r->header = r->wire.size() - payload.size();
@@ -569,19 +569,6 @@ void redis_broker::release_held(bool everything) {
   for (auto it = go; it != held_.end(); ++it) enqueue(std::move(*it));
   held_.erase(go, held_.end());
   send_outbox();
-}
-
-deflated_segment redis_broker::compress_for_publish(std::string_view payload, std::size_t stable_prefix) {
-  if (!publish_deflater_ || payload.size() < options_.publish_deflate_threshold) return {};
-  stable_prefix = std::min(stable_prefix, payload.size());
-  // A stored block holds the rest: at most 64 KiB of it.
-  if (stable_prefix == 0 || payload.size() - stable_prefix > max_stored_suffix) return {};
-  deflate_out_.clear();
-  publish_deflater_->compress({reinterpret_cast<const std::uint8_t*>(payload.data()), stable_prefix}, deflate_out_);
-  // Not smaller: members get the plain message, as from a gateway.
-  if (deflate_out_.size() >= stable_prefix) return {};
-  ++stats_.deflated_publishes;
-  return {{reinterpret_cast<const char*>(deflate_out_.data()), deflate_out_.size()}, stable_prefix};
 }
 
 void redis_broker::send_outbox() {

@@ -42,6 +42,7 @@
 #include "worker/broker/history_lookup.hpp"
 #include "worker/broker/inbound_check.hpp"
 #include "worker/broker/presence_shares.hpp"
+#include "worker/broker/publish_compressor.hpp"
 #include "worker/broker/publish_dedup.hpp"
 #include "worker/broker/publish_outbox.hpp"
 #include "worker/broker/redis_connection.hpp"
@@ -84,9 +85,7 @@ struct redis_broker_options {
   // --publish-deflate: a publish of at least `threshold` bytes crosses
   // Redis with the compression of its stable prefix (publish_options,
   // redis_envelope.hpp versions 3 and 4), made once here with `tuning`.
-  bool publish_deflate = false;
-  std::size_t publish_deflate_threshold = 1024;
-  deflate_tuning publish_deflate_tuning{};
+  publish_compression publish_deflate{};
 
   // One shard of a Redis Cluster (redis_cluster_broker drives one broker per
   // primary): sharded pub/sub (SSUBSCRIBE, SPUBLISH, PUBSUB SHARDNUMSUB),
@@ -266,9 +265,6 @@ class redis_broker final : public running_broker, private redis_connection::list
 
   // Delivery.
   void deliver(std::string_view room, std::string_view payload, room_position at = {}, deflated_segment pre = {});
-  // The compression of `payload`'s first `stable_prefix` bytes for its
-  // envelope (into deflate_out_), or none (see publish_deflate).
-  deflated_segment compress_for_publish(std::string_view payload, std::size_t stable_prefix);
   // Delivers `r` to this worker's members now and remembers its seq.
   void deliver_locally(publish_record& r);
   void deliver_all_locally(const std::vector<publish_record_ptr>& records);
@@ -321,9 +317,8 @@ class redis_broker final : public running_broker, private redis_connection::list
   bool pub_flowing_ = false;
   flush_gate gate_;
   publish_dedup dedup_;
-  std::unique_ptr<envelope_mac> mac_;           // null without a secret
-  std::unique_ptr<deflater> publish_deflater_;  // --publish-deflate only
-  byte_buffer deflate_out_;
+  std::unique_ptr<envelope_mac> mac_;  // null without a secret
+  publish_compressor compressor_;      // --publish-deflate
 
   std::string origin_hex_;  // the publish script's key for our seqs
   std::mt19937_64 epoch_rng_;

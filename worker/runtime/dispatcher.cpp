@@ -169,7 +169,10 @@ void dispatcher::on_envelope(std::uint32_t link, const pb::Envelope& e) {
       break;
     }
     case pb::Envelope::kBrokerDeliver:
-      if (hub_ != nullptr) hub_->on_hub_deliver(e.broker_deliver().room(), e.broker_deliver().payload());
+      if (hub_ != nullptr) {
+        const pb::BrokerPublish& d = e.broker_deliver();
+        hub_->on_hub_deliver(d.room(), d.payload(), {d.deflated_prefix(), d.deflated_covers()});
+      }
       break;
     case pb::Envelope::kApiPublish: on_api_publish(link, e.api_publish()); break;
     case pb::Envelope::kPong: break;  // we send no pings yet; harmless

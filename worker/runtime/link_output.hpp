@@ -46,7 +46,8 @@ class hub_listener {
   virtual ~hub_listener() = default;
   virtual void on_hub_up() = 0;    // link 0 registered (again): resubscribe
   virtual void on_hub_down() = 0;  // link 0 lost: the hub forgot our subscriptions
-  virtual void on_hub_deliver(std::string_view room, std::string_view payload) = 0;
+  // `pre`: the publisher's compression, as BrokerPublish carried it (none: empty).
+  virtual void on_hub_deliver(std::string_view room, std::string_view payload, deflated_segment pre) = 0;
 };
 
 }  // namespace fg::worker

@@ -52,7 +52,7 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       runtime.core().deliver_room_message(room, payload, at, pre);
     };
     // With Redis the gateway hub is not used at all (no listener for link 0).
-    gateway_hub_broker hub(runtime, deliver);
+    gateway_hub_broker hub(runtime, deliver, config.publish_deflate);
     std::unique_ptr<running_broker> redis;
     if (config.redis || !config.redis_cluster.empty()) {
       redis_broker_options options;
@@ -68,8 +68,6 @@ int run_worker_process(const worker_config& config, app_registry& apps, const ch
       options.history_ttl = config.history_ttl;
       options.presence_ttl = config.presence_ttl;
       options.publish_deflate = config.publish_deflate;
-      options.publish_deflate_threshold = config.publish_deflate_threshold;
-      options.publish_deflate_tuning = config.publish_deflate_tuning;
       std::string where;
       if (config.redis) {
         redis = std::make_unique<redis_broker>(io, *config.redis, options, deliver, component_logger("redis"));

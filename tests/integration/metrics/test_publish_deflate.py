@@ -1,7 +1,8 @@
 """A room message compressed once, by the worker that published it.
 
 Two workers with --publish-deflate share a real redis-server behind one
-gateway (two I/O threads, --deflate). Members of one room connect with
+gateway (two I/O threads, --deflate), or, without Redis, the gateway's hub
+(BrokerPublish carries the compression; deliveries have no offset). Members of one room connect with
 permessage-deflate (15-bit window), with a 9-bit server window (too small
 for the publisher's compression of a 2 KiB message), and without it. Each
 must get every publish exactly as the rooms protocol says, offsets
@@ -54,10 +55,14 @@ class Member:
         return frame.payload, False
 
 
-class PublishDeflateTest(unittest.TestCase):
+class PublishDeflateCases:
+    """The cases, for a cluster with Redis (REDIS) or through the gateway's hub."""
+
+    REDIS = True
+
     @classmethod
     def setUpClass(cls) -> None:
-        cls.cluster = LocalCluster(redis=True, gateway_threads=2, prefix="fg-publish-deflate-",
+        cls.cluster = LocalCluster(redis=cls.REDIS, gateway_threads=2, prefix="fg-publish-deflate-",
                                    gateway_args=["--admin", "127.0.0.1:0", "--deflate", "--deflate-threshold", "1024"],
                                    workers=("w1", "w2"), worker_args=["--admin", "127.0.0.1:0", "--publish-deflate"])
         cls.members: dict[str, list[Member]] = {}
@@ -106,24 +111,26 @@ class PublishDeflateTest(unittest.TestCase):
                                        for w in workers),
         }
 
-    def publish(self, data: str) -> int:
-        """Publishes `data` (a JSON string value) and returns its offset."""
+    def publish(self, data: str) -> int | None:
+        """Publishes `data` (a JSON string value) and returns its offset (None through the hub)."""
         self.publisher.client.send_text(json.dumps({"op": "publish", "room": ROOM, "data": data, "id": "p"}))
         text, _ = self.publisher.next_message()
         receipt = json.loads(text)
-        self.assertIn("offset", receipt, text)
-        return receipt["offset"]
+        self.assertEqual("offset" in receipt, self.REDIS, text)
+        return receipt.get("offset")
 
-    def expect_everywhere(self, data: str, offset: int) -> dict[str, list[bool]]:
+    def expect_everywhere(self, data: str, offset: int | None) -> dict[str, list[bool]]:
         """Every member got the delivery exactly; which ones came compressed, by group."""
         compressed: dict[str, list[bool]] = {}
+        expected = {"room": ROOM, "data": data} if offset is None else {"room": ROOM, "data": data, "offset": offset}
         for group, members in self.members.items():
             if group == "publisher":
                 continue
             for m in members:
                 text, was = m.next_message()
-                self.assertTrue(text.endswith(b',"offset":%d}' % offset), text[-40:])
-                self.assertEqual(json.loads(text), {"room": ROOM, "data": data, "offset": offset})
+                if offset is not None:
+                    self.assertTrue(text.endswith(b',"offset":%d}' % offset), text[-40:])
+                self.assertEqual(json.loads(text), expected)
                 compressed.setdefault(group, []).append(was)
         return compressed
 
@@ -152,6 +159,14 @@ class PublishDeflateTest(unittest.TestCase):
         self.assertEqual(compressed["wide"], [False] * 6)
         after = self.counters()
         self.assertEqual(after, before)
+
+
+class PublishDeflateTest(PublishDeflateCases, unittest.TestCase):
+    REDIS = True
+
+
+class HubPublishDeflateTest(PublishDeflateCases, unittest.TestCase):
+    REDIS = False
 
 
 if __name__ == "__main__":

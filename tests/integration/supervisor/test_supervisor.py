@@ -503,7 +503,7 @@ class SupervisorTest(unittest.TestCase):
             return dict(l.split(" = ", 1) for l in lines), result.stdout
 
         for args, env in ((("--deflate",), None), ((), self.env(FRAMEGATE_DEFLATE="1")),
-                          (("--deflate", "--deflate-takeover", "client"), None)):
+                          (("--deflate", "--deflate-takeover", "client"), None), (("--deflate", "--no-redis"), None)):
             with self.subTest(args=args, env=env and env.get("FRAMEGATE_DEFLATE")):
                 values, text = config(*args, env=env)
                 # Shown, not set: a file saved from it implies it again only where it applies.
@@ -522,7 +522,7 @@ class SupervisorTest(unittest.TestCase):
         self.assertNotIn("implied", text)
         # Not where another Redis may hold older workers, nor where members keep
         # a compression context of their own, nor against the user's choice.
-        for args in (("--deflate", "--no-redis"), ("--deflate", "--redis", "redis://127.0.0.1:1"),
+        for args in (("--deflate", "--redis", "redis://127.0.0.1:1"),
                      ("--deflate", "--deflate-takeover", "server"), ("--deflate", "--publish-deflate=false"),
                      ("--deflate=false",)):
             with self.subTest(args=args):

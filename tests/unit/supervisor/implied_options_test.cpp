@@ -85,18 +85,15 @@ TEST_F(implied_options_test, nothing_is_implied_where_it_could_not_help_or_is_no
     const char* why;
     supervisor_options opts;
   };
-  supervisor_options no_redis = with({{"deflate", "true"}});
-  no_redis.no_redis = true;
   supervisor_options other_redis = with({{"deflate", "true"}});
   other_redis.redis = "redis://127.0.0.1:6379";
   supervisor_options cluster = with({{"deflate", "true"}});
   cluster.redis_cluster = "127.0.0.1:7000";
-  for (refused r :
-       {refused{"deflate off", with({})}, refused{"deflate false", with({{"deflate", "false"}})},
-        refused{"no redis", no_redis}, refused{"another's redis", other_redis}, refused{"a redis cluster", cluster},
-        refused{"server takeover", with({{"deflate", "true"}, {"deflate-takeover", "server"}})},
-        refused{"both takeover", with({{"deflate", "true"}, {"deflate-takeover", "both"}})},
-        refused{"chosen off", with({{"deflate", "true"}, {"publish-deflate", "false"}})}}) {
+  for (refused r : {refused{"deflate off", with({})}, refused{"deflate false", with({{"deflate", "false"}})},
+                    refused{"another's redis", other_redis}, refused{"a redis cluster", cluster},
+                    refused{"server takeover", with({{"deflate", "true"}, {"deflate-takeover", "server"}})},
+                    refused{"both takeover", with({{"deflate", "true"}, {"deflate-takeover", "both"}})},
+                    refused{"chosen off", with({{"deflate", "true"}, {"publish-deflate", "false"}})}}) {
     const auto before = r.opts.passthrough;
     EXPECT_FALSE(imply_publish_deflate(r.opts)) << r.why;
     EXPECT_EQ(r.opts.passthrough, before) << r.why;
@@ -104,6 +101,14 @@ TEST_F(implied_options_test, nothing_is_implied_where_it_could_not_help_or_is_no
   }
   auto client = with({{"deflate", "true"}, {"deflate-takeover", "client"}});
   EXPECT_TRUE(imply_publish_deflate(client)) << "the server compresses without takeover";
+}
+
+TEST_F(implied_options_test, without_redis_the_hub_carries_the_publishers_compression) {
+  supervisor_options hub = with({{"deflate", "true"}});
+  hub.no_redis = true;
+  ASSERT_TRUE(imply_publish_deflate(hub)) << "every worker behind the hub is one of ours";
+  EXPECT_EQ(hub.passthrough["publish-deflate"], "true");
+  EXPECT_EQ(hub.implied, (std::set<std::string>{"publish-deflate"}));
 }
 
 }  // namespace

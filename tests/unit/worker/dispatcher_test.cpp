@@ -56,8 +56,9 @@ class RecordingHub final : public hub_listener {
  public:
   void on_hub_up() override { events.push_back("up"); }
   void on_hub_down() override { events.push_back("down"); }
-  void on_hub_deliver(std::string_view room, std::string_view payload) override {
-    events.push_back("deliver " + std::string(room) + " " + std::string(payload));
+  void on_hub_deliver(std::string_view room, std::string_view payload, deflated_segment pre) override {
+    events.push_back("deliver " + std::string(room) + " " + std::string(payload) +
+                     (pre.present() ? " pre " + std::string(pre.bytes) + "/" + std::to_string(pre.covers) : ""));
   }
   std::vector<std::string> events;
 };
@@ -338,8 +339,13 @@ TEST_F(Dispatcher, HubDeliveriesGoToTheListenerAndRoomMessagesToEveryApp) {
   pb::Envelope e;
   e.mutable_broker_deliver()->set_room("r");
   e.mutable_broker_deliver()->set_payload("p");
-  batch(0, {e});
-  EXPECT_EQ(hub_.events, (std::vector<std::string>{"deliver r p"}));
+  pb::Envelope compressed;
+  compressed.mutable_broker_deliver()->set_room("r");
+  compressed.mutable_broker_deliver()->set_payload("payload");
+  compressed.mutable_broker_deliver()->set_deflated_prefix("zz");
+  compressed.mutable_broker_deliver()->set_deflated_covers(6);
+  batch(0, {e, compressed});
+  EXPECT_EQ(hub_.events, (std::vector<std::string>{"deliver r p", "deliver r payload pre zz/6"}));
   EXPECT_TRUE(out_.log.empty()) << "a delivery is not a Message: no Ack";
 
   d_->deliver_room_message("r", "p2");

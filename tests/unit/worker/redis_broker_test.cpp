@@ -87,10 +87,7 @@ TEST_F(RedisBroker, PublishesOfOneTurnLeaveInOneWrite) {
 }
 
 TEST_F(RedisBroker, PublishDeflateSendsTheStablePrefixCompressedThroughRedis) {
-  auto& a = add_worker(10000, [](redis_broker_options& o) {
-    o.publish_deflate = true;
-    o.publish_deflate_threshold = 64;
-  });
+  auto& a = add_worker(10000, [](redis_broker_options& o) { o.publish_deflate = {.enabled = true, .threshold = 64}; });
   auto& b = add_worker();
   ASSERT_TRUE(subscribe_both(a, b, "R"));
   std::string big = R"({"room":"R","data":[)";

@@ -51,10 +51,7 @@ class RedisHistory : public fg::test::RedisBrokerFixture {
 TEST_F(RedisHistory, ARecoveryOfCompressedPublishesGetsThePlainMessages) {
   // The history stream keeps the envelope as published, compression and all
   // (--publish-deflate): a recovery hands out the message alone.
-  auto& a = add_worker(10000, [](redis_broker_options& o) {
-    o.publish_deflate = true;
-    o.publish_deflate_threshold = 16;
-  });
+  auto& a = add_worker(10000, [](redis_broker_options& o) { o.publish_deflate = {.enabled = true, .threshold = 16}; });
   auto& b = add_worker();
   ASSERT_TRUE(subscribe_both(a, b, "R"));
   const std::string message = R"({"room":"R","data":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"})";
