@@ -2,6 +2,7 @@
 
 #include <liburing.h>
 
+#include <algorithm>
 #include <string>
 #include <system_error>
 
@@ -74,7 +75,8 @@ std::size_t send_batch::submit() noexcept {
   // One write gains nothing from a ring (it costs a little more there).
   if (count_ <= 1 || !ring_) return send_each();
   io_uring& r = ring_->uring;
-  for (std::size_t i = 0; i < count_; ++i) {
+  const std::size_t offered = std::min(count_, offer_limit_);
+  for (std::size_t i = 0; i < offered; ++i) {
     io_uring_sqe* sqe = io_uring_get_sqe(&r);  // never null: the ring has kCapacity entries, all reaped below
     io_uring_prep_send(sqe, entries_[i].fd, entries_[i].bytes.data(), entries_[i].bytes.size(),
                        MSG_NOSIGNAL | MSG_DONTWAIT);

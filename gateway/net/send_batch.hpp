@@ -60,6 +60,11 @@ class send_batch {
   // Whether this kernel gives this process a ring; empty if so, else why not.
   [[nodiscard]] static std::string probe();
 
+  // For tests: each ring batch offers the kernel only its first `n`
+  // entries, as a kernel short of memory takes only some (submit() then
+  // meets a partial submission, which nothing else here can cause).
+  void offer_at_most_for_test(std::size_t n) noexcept { offer_limit_ = n; }
+
  private:
   struct ring;
   struct entry {
@@ -77,6 +82,7 @@ class send_batch {
   std::array<entry, kCapacity> entries_{};
   std::array<write_result, kCapacity> results_{};
   std::size_t count_ = 0;
+  std::size_t offer_limit_ = kCapacity;
 };
 
 }  // namespace fg::gateway

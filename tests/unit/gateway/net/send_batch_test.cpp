@@ -235,5 +235,31 @@ TEST(WriteResult, ASendsAnswerBecomesTheQueuesStatus) {
   EXPECT_EQ(to_write_result(-ECONNRESET).what, status::failed);
 }
 
+TEST(SendBatchRingFailure, APartialSubmissionSendsTheRestOnceAndDropsTheRing) {
+  if (const std::string problem = send_batch::probe(); !problem.empty()) GTEST_SKIP() << problem;
+  std::vector<std::unique_ptr<socket_pair>> pairs;
+  std::vector<std::string> messages;
+  for (int i = 0; i < 5; ++i) {
+    pairs.push_back(std::make_unique<socket_pair>());
+    messages.push_back("message " + std::to_string(i) + " of a batch the kernel took in part");
+  }
+  send_batch batch(true);
+  ASSERT_TRUE(batch.uses_ring()) << batch.ring_problem();
+  batch.offer_at_most_for_test(2);
+  for (std::size_t i = 0; i < pairs.size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
+  EXPECT_EQ(batch.submit(), 1u + 3u) << "the ring's call for the first two, then a send each for the rest";
+  EXPECT_FALSE(batch.uses_ring()) << "what a ring did not take it might send later: it is dropped";
+  EXPECT_FALSE(batch.ring_problem().empty());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    EXPECT_EQ(batch.result(i).what, status::written) << i;
+    EXPECT_EQ(batch.result(i).bytes, messages[i].size()) << i;
+    EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i << ": once, whole, by one path or the other";
+  }
+  batch.clear();
+  for (std::size_t i = 0; i < pairs.size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
+  EXPECT_EQ(batch.submit(), pairs.size()) << "a send each from then on";
+  for (std::size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i;
+}
+
 }  // namespace
 }  // namespace fg::gateway
