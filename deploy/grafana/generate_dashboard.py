@@ -326,8 +326,10 @@ ROWS = [
                rate(f"{WK}broker_missed_total", legend="missed")], "ops"),
         Panel("Gaps", "Numbered room messages that never arrived at a worker live (offsets it saw skipped): "
               "a subscription in transit while a slot moved or a primary failed over, a peer's outbox overflow. "
-              "Members recover them with since; a steady rate means subscriptions keep moving.",
-              [rate(f"{WK}broker_gap_messages_total", legend="gap messages")], "ops"),
+              "Members recover them with since; a steady rate means subscriptions keep moving. Refilled: "
+              "published while a worker resubscribed, delivered from the room's history once it was back.",
+              [rate(f"{WK}broker_gap_messages_total", legend="gap messages"),
+               rate(f"{WK}broker_refilled_messages_total", legend="refilled")], "ops"),
         Panel("Outbox", "Publishes waiting for Redis now, per worker: non-zero only during an outage.",
               [total(f"{WK}broker_outbox", "instance", "{{instance}}")]),
         Panel("Reconnects", "Broker connections re-established, rooms subscribed again after them, copies "

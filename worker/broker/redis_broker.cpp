@@ -158,6 +158,7 @@ broker_report report_of(const redis_broker_stats& s) {
   r.history = s.history;
   r.history_recovered = s.history_recovered;
   r.gaps = s.gaps;
+  r.refilled = s.refilled;
   r.presence_reads = s.presence_reads;
   r.deflated_publishes = s.deflated_publishes;
   r.held_publishes = s.held_publishes;
@@ -224,6 +225,7 @@ void redis_broker::unsubscribe(std::string_view room) {
   if (!subs_.unwant(room)) return;
   dedup_.forget_room(room);
   tops_.forget(room);
+  refilled_upto_.erase(std::string(room));
   fail_history("the room was left before its history came", room);
   release_held();  // nobody here waits for the room's publishes now
   post_flush();
@@ -380,7 +382,10 @@ void redis_broker::on_ready(redis_connection& c) {
     const std::vector<std::string> rooms = subs_.reconnect();
     if (!rooms.empty() && send_subscription(true, rooms)) {
       subs_.resubscribing(rooms);
-      if (sub_.reconnects() > 0) stats_.resubscribes += rooms.size();
+      if (sub_.reconnects() > 0) {
+        stats_.resubscribes += rooms.size();
+        refill_after_resubscribe(rooms);
+      }
     }
     try_start_flow();
     return;
@@ -393,6 +398,7 @@ void redis_broker::on_ready(redis_connection& c) {
   c.remove_stale_of(sub_);
   load_scripts();
   send_all_presence();
+  send_waiting_history();  // reads that waited for this connection (refills)
   // Rooms with no remembered count wait the settle time instead: the other
   // workers that lost Redis with us come back within about one backoff
   // step of each other.
@@ -721,7 +727,12 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
     return;
   }
   if (ours && dedup_.own_copy_delivered(v.envelope->seq)) return;
-  deliver(room, v.payload, numbered ? room_position{numbered->epoch, numbered->offset} : room_position{}, v.segment);
+  const room_position at = numbered ? room_position{numbered->epoch, numbered->offset} : room_position{};
+  if (refilled_copy(room, at)) {
+    ++stats_.duplicates;
+    return;
+  }
+  deliver(room, v.payload, at, v.segment);
 }
 
 // ------------------------------------------------------------------ history
@@ -736,6 +747,42 @@ void redis_broker::history(std::string_view room, const std::optional<history_si
     return finish_history(req, {room_history::outcome::unavailable, {}, 0, {}, "Redis is not connected"});
   waiting_history_.push_back(std::move(req));
   send_waiting_history();
+}
+
+void redis_broker::refill_after_resubscribe(const std::vector<std::string>& rooms) {
+  // Another worker's flush may reach Redis before this subscription is
+  // back (its gate counted the subscription a partition left on Redis):
+  // that message went to the dead connection. The history has it.
+  if (!keeps_history()) return;
+  for (const std::string& room : rooms) {
+    std::optional<history_since> since = tops_.since(room);
+    if (!since) continue;
+    waiting_history_.push_back({room, std::move(since), [this, room](room_history h) { refill(room, h); }, true});
+  }
+  send_waiting_history();
+}
+
+void redis_broker::refill(const std::string& room, const room_history& h) {
+  if (h.result != room_history::outcome::recovered || !subs_.wants(room)) return;
+  // In order, and only what no live copy brought first: one that did
+  // passed the older ones, which stay gaps (counted).
+  for (const room_history::entry& e : h.entries) {
+    const room_position at{h.epoch, e.offset};
+    if (!tops_.is_new(room, at)) continue;
+    ++stats_.refilled;
+    deliver(room, e.payload, at);
+    refilled_upto_[room] = history_since{h.epoch, e.offset};
+  }
+}
+
+bool redis_broker::refilled_copy(std::string_view room, room_position at) {
+  if (refilled_upto_.empty() || at.offset == 0) return false;
+  const auto it = refilled_upto_.find(std::string(room));
+  if (it == refilled_upto_.end()) return false;
+  if (it->second.epoch == at.epoch && at.offset <= it->second.offset) return true;
+  // Live deliveries have passed what the refill delivered: no copy can follow.
+  refilled_upto_.erase(it);
+  return false;
 }
 
 void redis_broker::load_scripts() {
@@ -894,8 +941,10 @@ void redis_broker::presence_reply_cb(redisAsyncContext*, void* reply, void* priv
 }
 
 void redis_broker::finish_history(history_request& req, room_history h) {
-  ++stats_.history[static_cast<std::size_t>(h.result)];
-  stats_.history_recovered += h.entries.size();
+  if (!req.refill) {
+    ++stats_.history[static_cast<std::size_t>(h.result)];
+    stats_.history_recovered += h.entries.size();
+  }
   if (req.done) req.done(std::move(h));
 }
 

@@ -131,6 +131,7 @@ struct redis_broker_stats {
   std::uint64_t history_recovered = 0;  // entries handed out by recovered ones
   std::uint64_t presence_reads = 0;
   std::uint64_t gaps = 0;                 // offsets of subscribed rooms that never arrived here (room_tops)
+  std::uint64_t refilled = 0;             // missed while resubscribing, delivered from the room's history
   std::uint64_t rooms_lost = 0;           // sharded: subscriptions the server dropped or refused
   std::uint64_t redirects = 0;            // sharded: commands answered MOVED, ASK, TRYAGAIN or CLUSTERDOWN
   std::uint64_t deflated_publishes = 0;   // publishes sent with their compression (--publish-deflate)
@@ -244,8 +245,17 @@ class redis_broker final : public running_broker, private redis_connection::list
     std::string room;
     std::optional<history_since> since;
     std::function<void(room_history)> done;
+    bool refill = false;  // the broker's own read (refill), not an app's: not in the history stats
   };
   struct history_cookie;
+  // After the subscribe connection came back: each numbered room's
+  // messages published while it was down, read from the room's history
+  // once its subscription is in place again (refill).
+  void refill_after_resubscribe(const std::vector<std::string>& rooms);
+  void refill(const std::string& room, const room_history& h);
+  // A live message the refill of its room delivered already (published
+  // between the new subscription and the history read: both brought it).
+  bool refilled_copy(std::string_view room, room_position at);
   void load_scripts();
   void send_waiting_history();
   bool send_history(history_request& req);
@@ -325,6 +335,8 @@ class redis_broker final : public running_broker, private redis_connection::list
   std::vector<history_request> waiting_history_;
   presence_shares presence_;
   room_tops tops_;  // numbered rooms subscribed here
+  // Per room, the last offset a refill delivered, until live ones pass it.
+  std::unordered_map<std::string, history_since> refilled_upto_;
   boost::asio::steady_timer presence_timer_;
 
   redis_broker_stats stats_;

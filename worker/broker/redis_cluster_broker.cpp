@@ -38,6 +38,7 @@ void add(redis_broker_stats& to, const redis_broker_stats& s) {
   to.deflated_publishes += s.deflated_publishes;
   to.held_publishes += s.held_publishes;
   to.deflated_deliveries += s.deflated_deliveries;
+  to.refilled += s.refilled;
   to.rooms_lost += s.rooms_lost;
   to.redirects += s.redirects;
 }

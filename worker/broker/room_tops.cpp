@@ -21,6 +21,18 @@ std::uint64_t room_tops::note(std::string_view room, room_position at) {
   return skipped;
 }
 
+std::optional<history_since> room_tops::since(std::string_view room) const {
+  const auto it = tops_.find(room);
+  if (it == tops_.end()) return std::nullopt;
+  return history_since{it->second.epoch, it->second.offset};
+}
+
+bool room_tops::is_new(std::string_view room, room_position at) const {
+  if (at.offset == 0) return true;
+  const auto it = tops_.find(room);
+  return it == tops_.end() || it->second.epoch != at.epoch || at.offset > it->second.offset;
+}
+
 void room_tops::forget(std::string_view room) {
   if (const auto it = tops_.find(room); it != tops_.end()) tops_.erase(it);
 }

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -24,6 +25,12 @@ class room_tops {
   // unnumbered one, the first of a room, or a new epoch).
   std::uint64_t note(std::string_view room, room_position at);
   void forget(std::string_view room);
+  // Where the room's deliveries stand (none: no numbered one yet).
+  [[nodiscard]] std::optional<history_since> since(std::string_view room) const;
+  // Whether a delivery at `at` would be new here: unnumbered, or its room
+  // has no top yet, another epoch, or a lower one (a refill skips what a
+  // live copy brought first).
+  [[nodiscard]] bool is_new(std::string_view room, room_position at) const;
   // Messages kept by the rooms' histories, each at most `history_size`.
   [[nodiscard]] std::uint64_t kept(std::size_t history_size) const;
 

@@ -79,6 +79,10 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
               "Numbered room messages that never arrived here live (offsets skipped); members recover them with "
               "since.",
               static_cast<double>(b.gaps));
+  out.counter("framegate_worker_broker_refilled_messages_total",
+              "Numbered room messages published while this worker resubscribed, delivered from the room's "
+              "history once its subscription was back.",
+              static_cast<double>(b.refilled));
   out.gauge("framegate_worker_broker_outbox", "Publishes waiting for Redis now.", static_cast<double>(b.outbox));
   out.counter("framegate_worker_broker_reconnects_total", "Broker connections re-established.",
               static_cast<double>(b.reconnects));

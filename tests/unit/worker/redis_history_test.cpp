@@ -67,6 +67,35 @@ TEST_F(RedisHistory, ARecoveryOfCompressedPublishesGetsThePlainMessages) {
   for (const auto& e : h->entries) EXPECT_EQ(e.payload, message);
 }
 
+// After a partition another worker's flush may reach Redis before this
+// worker's subscription is back (its gate counted the subscription the
+// partition left on Redis): the message goes to a dead connection. The
+// worker reads it from the room's history once it has resubscribed.
+TEST_F(RedisHistory, AMessagePublishedWhileASubscriptionWasDownComesFromTheHistoryOnceItIsBack) {
+  auto& publisher = add_worker();  // never subscribes
+  auto& member = add_worker(10000, [](redis_broker_options& o) {
+    o.connection.backoff_min = 300ms;  // back 150..300 ms after losing a connection
+    o.connection.backoff_max = 300ms;
+  });
+  member.broker->subscribe("R");
+  ASSERT_TRUE(run_until([&] { return member.broker->confirmed("R") && publisher.broker->flowing(); }));
+  publisher.broker->publish("R", "1");
+  ASSERT_TRUE(run_until([&] { return member.got.size() == 1; }));
+
+  EXPECT_EQ(server_.command({"CLIENT", "KILL", "TYPE", "pubsub"}), "1");
+  publisher.broker->publish("R", "2");
+  ASSERT_TRUE(run_until([&] { return publisher.broker->outbox_size() == 0; })) << "acknowledged: to nobody";
+  EXPECT_FALSE(member.broker->confirmed("R")) << "published before the member's worker was back";
+  ASSERT_TRUE(run_until([&] { return member.got.size() == 2; }));
+  publisher.broker->publish("R", "3");
+  ASSERT_TRUE(run_until([&] { return member.got.size() == 3; }));
+  run_for(100ms);
+  EXPECT_EQ(member.got, (std::vector<std::string>{"R 1", "R 2", "R 3"}));
+  EXPECT_EQ(member.offsets, (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(member.broker->stats().refilled, 1u);
+  EXPECT_EQ(member.broker->stats().gaps, 0u);
+}
+
 TEST_F(RedisHistory, DeliveriesAreNumberedInOrderForEveryWorker) {
   const auto w = room_with(5);
   ASSERT_TRUE(w);

@@ -83,6 +83,23 @@ TEST(RoomTops, CountsSkippedOffsetsWithinAnEpoch) {
   EXPECT_EQ(t.kept(100), 9u);
 }
 
+TEST(RoomTops, SaysWhereARoomStandsAndWhatIsNew) {
+  room_tops t;
+  EXPECT_FALSE(t.since("r"));
+  EXPECT_TRUE(t.is_new("r", {"e1", 1})) << "nothing delivered yet";
+  t.note("r", {"e1", 5});
+  const auto since = t.since("r");
+  ASSERT_TRUE(since);
+  EXPECT_EQ(since->epoch, "e1");
+  EXPECT_EQ(since->offset, 5u);
+  EXPECT_FALSE(t.is_new("r", {"e1", 5}));
+  EXPECT_FALSE(t.is_new("r", {"e1", 4}));
+  EXPECT_TRUE(t.is_new("r", {"e1", 6}));
+  EXPECT_TRUE(t.is_new("r", {"e2", 1})) << "another epoch";
+  EXPECT_TRUE(t.is_new("r", {{}, 0})) << "unnumbered";
+  EXPECT_TRUE(t.is_new("other", {"e1", 1}));
+}
+
 TEST(ClusterSeeds, ListsAndUrls) {
   const auto seeds = parse_cluster_seeds("10.0.0.1:7000, redis://app@10.0.0.2:7001", std::string("pw"));
   ASSERT_EQ(seeds.size(), 2u);
