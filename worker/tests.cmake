@@ -40,6 +40,7 @@ add_executable(framegate_worker_tests
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/inbound_check_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/publish_dedup_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/publish_outbox_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/refill_hold_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/subscription_set_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/tcp_liveness_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/unit/worker/broker/redis_client_identity_test.cpp

@@ -327,9 +327,11 @@ ROWS = [
         Panel("Gaps", "Numbered room messages that never arrived at a worker live (offsets it saw skipped): "
               "a subscription in transit while a slot moved or a primary failed over, a peer's outbox overflow. "
               "Members recover them with since; a steady rate means subscriptions keep moving. Refilled: "
-              "published while a worker resubscribed, delivered from the room's history once it was back.",
+              "published while a worker resubscribed, delivered from the room's history once it was back; "
+              "held: live ones that arrived before that read's answer and waited behind it.",
               [rate(f"{WK}broker_gap_messages_total", legend="gap messages"),
-               rate(f"{WK}broker_refilled_messages_total", legend="refilled")], "ops"),
+               rate(f"{WK}broker_refilled_messages_total", legend="refilled"),
+               rate(f"{WK}broker_refill_held_messages_total", legend="held behind a refill")], "ops"),
         Panel("Outbox", "Publishes waiting for Redis now, per worker: non-zero only during an outage.",
               [total(f"{WK}broker_outbox", "instance", "{{instance}}")]),
         Panel("Reconnects", "Broker connections re-established, rooms subscribed again after them, copies "

@@ -108,7 +108,6 @@ redis_broker::redis_broker(asio::io_context& io, const redis_endpoint& endpoint,
       outbox_(options_.buffer),
       dedup_(local_bound(options_.buffer)),
       mac_(options_.secret.empty() ? nullptr : std::make_unique<envelope_mac>(options_.secret)),
-      // Window 15: the one clients negotiate unless they ask for less.
       compressor_(options_.publish_deflate),
       origin_hex_(hex16(origin_)),
       epoch_rng_(std::random_device{}()),
@@ -130,6 +129,7 @@ void redis_broker::stop() {
   // Null replies of the pending commands come back during these: ignored.
   pub_.stop();
   sub_.stop();
+  refill_hold_.clear();  // nothing is delivered while stopping
   fail_history("the worker is stopping");
   pub_flowing_ = false;
   release_held(true);  // into the outbox, to be counted with it
@@ -159,6 +159,7 @@ broker_report report_of(const redis_broker_stats& s) {
   r.history_recovered = s.history_recovered;
   r.gaps = s.gaps;
   r.refilled = s.refilled;
+  r.refill_held = s.refill_held;
   r.presence_reads = s.presence_reads;
   r.deflated_publishes = s.deflated_publishes;
   r.held_publishes = s.held_publishes;
@@ -719,7 +720,7 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
   if (v.reject) return reject(*v.reject, room, data.size());
   if (!v.envelope) {
     ++stats_.foreign;
-    deliver(room, v.payload);
+    deliver_live(room, v.payload);
     return;
   }
   if (!dedup_.accept(v.envelope->origin, room, v.envelope->seq, mac_ != nullptr)) {
@@ -732,7 +733,31 @@ void redis_broker::on_channel_message(std::string_view channel, std::string_view
     ++stats_.duplicates;
     return;
   }
-  deliver(room, v.payload, at, v.segment);
+  deliver_live(room, v.payload, at, v.segment);
+}
+
+void redis_broker::deliver_live(std::string_view room, std::string_view payload, room_position at,
+                                deflated_segment pre) {
+  switch (refill_hold_.keep(room, payload, at, pre)) {
+    case refill_hold::kept::held: ++stats_.refill_held; return;
+    case refill_hold::kept::not_held: break;
+    case refill_hold::kept::overflowed:
+      log_->warn("redis: room {}: too much live traffic while its refill reads the history; delivering it now", room);
+      deliver_held(room, refill_hold_.overflow());
+      break;
+  }
+  deliver(room, payload, at, pre);
+}
+
+void redis_broker::deliver_held(std::string_view room, const std::vector<held_delivery>& held) {
+  for (const held_delivery& d : held) {
+    // Published before the history read ran: the refill brought it.
+    if (d.offset != 0 && !tops_.is_new(room, d.at())) {
+      ++stats_.duplicates;
+      continue;
+    }
+    deliver(room, d.payload, d.at(), d.segment());
+  }
 }
 
 // ------------------------------------------------------------------ history
@@ -757,22 +782,32 @@ void redis_broker::refill_after_resubscribe(const std::vector<std::string>& room
   for (const std::string& room : rooms) {
     std::optional<history_since> since = tops_.since(room);
     if (!since) continue;
-    waiting_history_.push_back({room, std::move(since), [this, room](room_history h) { refill(room, h); }, true});
+    // Live messages of the room wait for the read: one published after the
+    // new subscription could otherwise pass those the read brings.
+    refill_hold_.begin(room);
+    waiting_history_.push_back(
+        {room, std::move(since), [this, room](const room_history& h) { refill(room, h); }, true});
   }
   send_waiting_history();
 }
 
 void redis_broker::refill(const std::string& room, const room_history& h) {
-  if (h.result != room_history::outcome::recovered || !subs_.wants(room)) return;
-  // In order, and only what no live copy brought first: one that did
-  // passed the older ones, which stay gaps (counted).
-  for (const room_history::entry& e : h.entries) {
-    const room_position at{h.epoch, e.offset};
-    if (!tops_.is_new(room, at)) continue;
-    ++stats_.refilled;
-    deliver(room, e.payload, at);
-    refilled_upto_[room] = history_since{h.epoch, e.offset};
+  const std::vector<held_delivery> held = refill_hold_.end(room);
+  if (!subs_.wants(room)) return;
+  if (h.result == room_history::outcome::recovered) {
+    // In order, and only what no live copy brought first: one that did
+    // (its hold overflowed) passed the older ones, which stay gaps (counted).
+    for (const room_history::entry& e : h.entries) {
+      const room_position at{h.epoch, e.offset};
+      if (!tops_.is_new(room, at)) continue;
+      ++stats_.refilled;
+      deliver(room, e.payload, at);
+      refilled_upto_[room] = history_since{h.epoch, e.offset};
+    }
   }
+  // Behind the refill, or at once if the read failed (the connection was
+  // lost: a new refill starts when it is back).
+  deliver_held(room, held);
 }
 
 bool redis_broker::refilled_copy(std::string_view room, room_position at) {
@@ -798,8 +833,9 @@ void redis_broker::load_scripts() {
 
 void redis_broker::send_waiting_history() {
   if (!pub_.ready()) return;
-  auto ready = std::stable_partition(waiting_history_.begin(), waiting_history_.end(),
-                                     [this](const history_request& r) { return !confirmed(r.room); });
+  auto ready = std::stable_partition(
+      waiting_history_.begin(), waiting_history_.end(),
+      [this](const history_request& r) { return !confirmed(r.room) || (r.refill && refills_paused_); });
   std::vector<history_request> go(std::make_move_iterator(ready), std::make_move_iterator(waiting_history_.end()));
   waiting_history_.erase(ready, waiting_history_.end());
   for (auto& req : go)

@@ -47,6 +47,7 @@
 #include "worker/broker/publish_outbox.hpp"
 #include "worker/broker/redis_connection.hpp"
 #include "worker/broker/redis_url.hpp"
+#include "worker/broker/refill_hold.hpp"
 #include "worker/broker/room_channel.hpp"
 #include "worker/broker/room_tops.hpp"
 #include "worker/broker/running_broker.hpp"
@@ -132,6 +133,7 @@ struct redis_broker_stats {
   std::uint64_t presence_reads = 0;
   std::uint64_t gaps = 0;                 // offsets of subscribed rooms that never arrived here (room_tops)
   std::uint64_t refilled = 0;             // missed while resubscribing, delivered from the room's history
+  std::uint64_t refill_held = 0;          // live ones that waited for their room's refill, to stay behind it
   std::uint64_t rooms_lost = 0;           // sharded: subscriptions the server dropped or refused
   std::uint64_t redirects = 0;            // sharded: commands answered MOVED, ASK, TRYAGAIN or CLUSTERDOWN
   std::uint64_t deflated_publishes = 0;   // publishes sent with their compression (--publish-deflate)
@@ -197,6 +199,12 @@ class redis_broker final : public running_broker, private redis_connection::list
   [[nodiscard]] std::size_t outbox_size() const noexcept { return outbox_.size(); }
   [[nodiscard]] const redis_io_stats& publish_io() const noexcept { return pub_.io_stats(); }
   [[nodiscard]] std::string channel_of(std::string_view room) const { return channels_.of(room); }
+  // Tests: refill reads wait (paused) until resumed, so that a live
+  // message can be made to arrive before the read's answer.
+  void pause_refills_for_test(bool paused) {
+    refills_paused_ = paused;
+    if (!paused) send_waiting_history();
+  }
 
  private:
   // redis_connection::listener
@@ -253,6 +261,11 @@ class redis_broker final : public running_broker, private redis_connection::list
   // once its subscription is in place again (refill).
   void refill_after_resubscribe(const std::vector<std::string>& rooms);
   void refill(const std::string& room, const room_history& h);
+  // A live delivery, unless its room's refill is still reading: then it
+  // waits behind the refill (refill_hold).
+  void deliver_live(std::string_view room, std::string_view payload, room_position at = {}, deflated_segment pre = {});
+  // What a hold kept, in order, but for copies of what was delivered since.
+  void deliver_held(std::string_view room, const std::vector<held_delivery>& held);
   // A live message the refill of its room delivered already (published
   // between the new subscription and the history read: both brought it).
   bool refilled_copy(std::string_view room, room_position at);
@@ -337,6 +350,8 @@ class redis_broker final : public running_broker, private redis_connection::list
   room_tops tops_;  // numbered rooms subscribed here
   // Per room, the last offset a refill delivered, until live ones pass it.
   std::unordered_map<std::string, history_since> refilled_upto_;
+  refill_hold refill_hold_;
+  bool refills_paused_ = false;  // pause_refills_for_test
   boost::asio::steady_timer presence_timer_;
 
   redis_broker_stats stats_;

@@ -39,6 +39,7 @@ void add(redis_broker_stats& to, const redis_broker_stats& s) {
   to.held_publishes += s.held_publishes;
   to.deflated_deliveries += s.deflated_deliveries;
   to.refilled += s.refilled;
+  to.refill_held += s.refill_held;
   to.rooms_lost += s.rooms_lost;
   to.redirects += s.redirects;
 }

@@ -83,6 +83,10 @@ void write_broker(metrics::exposition& out, const broker_report& b) {
               "Numbered room messages published while this worker resubscribed, delivered from the room's "
               "history once its subscription was back.",
               static_cast<double>(b.refilled));
+  out.counter("framegate_worker_broker_refill_held_messages_total",
+              "Live room messages that arrived while their room's refill was reading the history, delivered "
+              "behind it (or dropped as copies of what it brought).",
+              static_cast<double>(b.refill_held));
   out.gauge("framegate_worker_broker_outbox", "Publishes waiting for Redis now.", static_cast<double>(b.outbox));
   out.counter("framegate_worker_broker_reconnects_total", "Broker connections re-established.",
               static_cast<double>(b.reconnects));

@@ -53,6 +53,7 @@ struct broker_report {
   std::uint64_t deflated_deliveries = 0;   // deliveries that came with their publisher's compression
   std::uint64_t gaps = 0;                  // offsets of subscribed rooms that never arrived (room_tops)
   std::uint64_t refilled = 0;              // missed while resubscribing, delivered from the history
+  std::uint64_t refill_held = 0;           // live ones that waited behind their room's refill
   // Redis Cluster only (zero otherwise).
   std::uint64_t cluster_shards = 0;                // gauge: primaries this worker is connected to (or trying)
   std::uint64_t cluster_map_refreshes = 0;         // slot maps read

@@ -40,6 +40,28 @@ class RedisHistory : public fg::test::RedisBrokerFixture {
     if (!subscribe_both(a, b, "R") || !publish_numbers(a, b, n)) return std::nullopt;
     return pair{a, b};
   }
+  // A publisher that never subscribes and a member of R that has
+  // delivered the publisher's "1" and comes back 150..300 ms after losing
+  // a connection (the partition tests' refills).
+  std::optional<pair> member_with_one_delivery() {
+    auto& publisher = add_worker();
+    auto& member = add_worker(10000, [](redis_broker_options& o) {
+      o.connection.backoff_min = 300ms;
+      o.connection.backoff_max = 300ms;
+    });
+    member.broker->subscribe("R");
+    if (!run_until([&] { return member.broker->confirmed("R") && publisher.broker->flowing(); })) return std::nullopt;
+    publisher.broker->publish("R", "1");
+    if (!run_until([&] { return member.got.size() == 1; })) return std::nullopt;
+    return pair{publisher, member};
+  }
+  // The member's subscribe connection killed, and known lost, with its
+  // refill reads paused (they wait until the test resumes them).
+  bool subscription_lost_with_refills_paused(worker_under_test& member) {
+    member.broker->pause_refills_for_test(true);
+    if (server_.command({"CLIENT", "KILL", "TYPE", "pubsub"}) != "1") return false;
+    return run_until([&] { return !member.broker->confirmed("R"); });
+  }
   // Publishes 1..n from `a` and runs until `b` has them all.
   bool publish_numbers(worker_under_test& a, worker_under_test& b, int n) {
     const std::size_t before = b.got.size();
@@ -72,15 +94,10 @@ TEST_F(RedisHistory, ARecoveryOfCompressedPublishesGetsThePlainMessages) {
 // partition left on Redis): the message goes to a dead connection. The
 // worker reads it from the room's history once it has resubscribed.
 TEST_F(RedisHistory, AMessagePublishedWhileASubscriptionWasDownComesFromTheHistoryOnceItIsBack) {
-  auto& publisher = add_worker();  // never subscribes
-  auto& member = add_worker(10000, [](redis_broker_options& o) {
-    o.connection.backoff_min = 300ms;  // back 150..300 ms after losing a connection
-    o.connection.backoff_max = 300ms;
-  });
-  member.broker->subscribe("R");
-  ASSERT_TRUE(run_until([&] { return member.broker->confirmed("R") && publisher.broker->flowing(); }));
-  publisher.broker->publish("R", "1");
-  ASSERT_TRUE(run_until([&] { return member.got.size() == 1; }));
+  const auto w = member_with_one_delivery();
+  ASSERT_TRUE(w);
+  auto& publisher = w->a;  // never subscribes
+  auto& member = w->b;
 
   EXPECT_EQ(server_.command({"CLIENT", "KILL", "TYPE", "pubsub"}), "1");
   publisher.broker->publish("R", "2");
@@ -94,6 +111,51 @@ TEST_F(RedisHistory, AMessagePublishedWhileASubscriptionWasDownComesFromTheHisto
   EXPECT_EQ(member.offsets, (std::vector<std::uint64_t>{1, 2, 3}));
   EXPECT_EQ(member.broker->stats().refilled, 1u);
   EXPECT_EQ(member.broker->stats().gaps, 0u);
+}
+
+// A message published once the subscription is back arrives live, maybe
+// before the refill's read has answered. Delivered at once it would pass
+// the missed one, which would stay a gap; it waits behind the refill
+// instead, and as the read ran after it was published, the read brought
+// it too: the held copy is dropped.
+TEST_F(RedisHistory, ALiveMessageThatComesBeforeTheRefillsAnswerWaitsBehindIt) {
+  const auto w = member_with_one_delivery();
+  ASSERT_TRUE(w && subscription_lost_with_refills_paused(w->b));
+  auto& publisher = w->a;  // never subscribes
+  auto& member = w->b;
+  publisher.broker->publish("R", "2");
+  ASSERT_TRUE(run_until([&] { return publisher.broker->outbox_size() == 0; })) << "acknowledged: to nobody";
+  ASSERT_TRUE(run_until([&] { return member.broker->confirmed("R"); })) << "resubscribed; the refill waits";
+  publisher.broker->publish("R", "3");
+  ASSERT_TRUE(run_until([&] { return member.broker->stats().refill_held == 1; })) << "3 arrived live and waits";
+  EXPECT_EQ(member.got, (std::vector<std::string>{"R 1"}));
+
+  member.broker->pause_refills_for_test(false);
+  ASSERT_TRUE(run_until([&] { return member.got.size() == 3; }));
+  publisher.broker->publish("R", "4");
+  ASSERT_TRUE(run_until([&] { return member.got.size() == 4; }));
+  run_for(100ms);
+  EXPECT_EQ(member.got, (std::vector<std::string>{"R 1", "R 2", "R 3", "R 4"}));
+  EXPECT_EQ(member.offsets, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  const auto s = member.broker->stats();
+  EXPECT_EQ(s.refilled, 2u) << "the read ran after 3 was published";
+  EXPECT_EQ(s.duplicates, 1u) << "the held live copy of 3";
+  EXPECT_EQ(s.gaps, 0u);
+  EXPECT_EQ(s.refill_held, 1u) << "4 came after the refill: not held";
+}
+
+TEST_F(RedisHistory, LeavingARoomWhoseRefillWaitsDropsWhatItHeld) {
+  const auto w = member_with_one_delivery();
+  ASSERT_TRUE(w && subscription_lost_with_refills_paused(w->b));
+  auto& publisher = w->a;
+  auto& member = w->b;
+  ASSERT_TRUE(run_until([&] { return member.broker->confirmed("R"); }));
+  publisher.broker->publish("R", "2");
+  ASSERT_TRUE(run_until([&] { return member.broker->stats().refill_held == 1; }));
+  member.broker->unsubscribe("R");
+  member.broker->pause_refills_for_test(false);
+  run_for(200ms);
+  EXPECT_EQ(member.got, (std::vector<std::string>{"R 1"})) << "nobody here is in the room now";
 }
 
 TEST_F(RedisHistory, DeliveriesAreNumberedInOrderForEveryWorker) {
