@@ -783,8 +783,10 @@ void redis_broker::refill_after_resubscribe(const std::vector<std::string>& room
     std::optional<history_since> since = tops_.since(room);
     if (!since) continue;
     // Live messages of the room wait for the read: one published after the
-    // new subscription could otherwise pass those the read brings.
-    refill_hold_.begin(room);
+    // new subscription could otherwise pass those the read brings. Only
+    // while the publish connection is up, which sends the read as soon as
+    // the subscription is in place: a hold must not last an outage of it.
+    if (pub_.ready()) refill_hold_.begin(room);
     waiting_history_.push_back(
         {room, std::move(since), [this, room](const room_history& h) { refill(room, h); }, true});
   }
