@@ -91,7 +91,7 @@ std::size_t send_batch::submit() noexcept {
   // for a kernel that would ever post one later.
   for (std::size_t reaped = 0; reaped < taken;) {
     io_uring_cqe* cqe = nullptr;
-    if (const int rc = io_uring_wait_cqe(&r, &cqe); rc < 0) {
+    if (const int rc = reaped < answer_limit_ ? io_uring_wait_cqe(&r, &cqe) : -EIO; rc < 0) {
       if (rc == -EINTR) continue;
       error = -rc;
       break;

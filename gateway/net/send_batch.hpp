@@ -64,6 +64,10 @@ class send_batch {
   // entries, as a kernel short of memory takes only some (submit() then
   // meets a partial submission, which nothing else here can cause).
   void offer_at_most_for_test(std::size_t n) noexcept { offer_limit_ = n; }
+  // For tests: after `n` answers of a ring batch, waiting for the next one
+  // fails (EIO), as io_uring_wait_cqe would if the ring broke: the entries
+  // the kernel took but did not answer may have gone out.
+  void answer_at_most_for_test(std::size_t n) noexcept { answer_limit_ = n; }
 
  private:
   struct ring;
@@ -83,6 +87,7 @@ class send_batch {
   std::array<write_result, kCapacity> results_{};
   std::size_t count_ = 0;
   std::size_t offer_limit_ = kCapacity;
+  std::size_t answer_limit_ = kCapacity;
 };
 
 }  // namespace fg::gateway

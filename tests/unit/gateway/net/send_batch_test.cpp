@@ -54,6 +54,26 @@ void fill(int fd) {
   }
 }
 
+// `n` socket pairs and a message for each ("<what> i"), added to a batch
+// in order, each far end to receive its message once and whole.
+struct writes {
+  std::vector<std::unique_ptr<socket_pair>> pairs;
+  std::vector<std::string> messages;
+  writes(int n, const std::string& what) {
+    for (int i = 0; i < n; ++i) {
+      pairs.push_back(std::make_unique<socket_pair>());
+      messages.push_back(what + " " + std::to_string(i));
+    }
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return pairs.size(); }
+  void add_to(send_batch& batch) const {
+    for (std::size_t i = 0; i < size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
+  }
+  void expect_each_received_once() const {
+    for (std::size_t i = 0; i < size(); ++i) EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i;
+  }
+};
+
 class SendBatch : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
@@ -196,32 +216,27 @@ std::string refuse_io_uring_enter_on_this_thread() {
 
 TEST(SendBatchRingFailure, ARefusedSubmissionDropsTheRingAndEveryWriteStillGoesOut) {
   if (const std::string problem = send_batch::probe(); !problem.empty()) GTEST_SKIP() << problem;
-  std::vector<std::unique_ptr<socket_pair>> pairs;
-  std::vector<std::string> messages;
-  for (int i = 0; i < 4; ++i) {
-    pairs.push_back(std::make_unique<socket_pair>());
-    messages.push_back("after the ring " + std::to_string(i));
-  }
+  const writes w(4, "after the ring");
   std::string skipped;
   // A thread of its own: the filter stays on it, and goes with it.
   std::thread([&] {
     send_batch batch(true);
     ASSERT_TRUE(batch.uses_ring()) << batch.ring_problem();
     if (skipped = refuse_io_uring_enter_on_this_thread(); !skipped.empty()) return;
-    for (std::size_t i = 0; i < pairs.size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
-    EXPECT_EQ(batch.submit(), 1u + pairs.size()) << "the refused submission, then a send each";
+    w.add_to(batch);
+    EXPECT_EQ(batch.submit(), 1u + w.size()) << "the refused submission, then a send each";
     EXPECT_FALSE(batch.uses_ring()) << "a ring that refused a batch is dropped";
     EXPECT_NE(batch.ring_problem().find("not permitted"), std::string::npos) << batch.ring_problem();
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
       EXPECT_EQ(batch.result(i).what, status::written) << i;
-      EXPECT_EQ(batch.result(i).bytes, messages[i].size()) << i;
-      EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i;
+      EXPECT_EQ(batch.result(i).bytes, w.messages[i].size()) << i;
     }
+    w.expect_each_received_once();
     // The next batch goes by send() from the start.
     batch.clear();
-    for (std::size_t i = 0; i < pairs.size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
-    EXPECT_EQ(batch.submit(), pairs.size());
-    for (std::size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i;
+    w.add_to(batch);
+    EXPECT_EQ(batch.submit(), w.size());
+    w.expect_each_received_once();
   }).join();
   if (!skipped.empty()) GTEST_SKIP() << skipped;
 }
@@ -237,28 +252,48 @@ TEST(WriteResult, ASendsAnswerBecomesTheQueuesStatus) {
 
 TEST(SendBatchRingFailure, APartialSubmissionSendsTheRestOnceAndDropsTheRing) {
   if (const std::string problem = send_batch::probe(); !problem.empty()) GTEST_SKIP() << problem;
-  std::vector<std::unique_ptr<socket_pair>> pairs;
-  std::vector<std::string> messages;
-  for (int i = 0; i < 5; ++i) {
-    pairs.push_back(std::make_unique<socket_pair>());
-    messages.push_back("message " + std::to_string(i) + " of a batch the kernel took in part");
-  }
+  const writes w(5, "a message of a batch the kernel took in part,");
   send_batch batch(true);
   ASSERT_TRUE(batch.uses_ring()) << batch.ring_problem();
   batch.offer_at_most_for_test(2);
-  for (std::size_t i = 0; i < pairs.size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
+  w.add_to(batch);
   EXPECT_EQ(batch.submit(), 1u + 3u) << "the ring's call for the first two, then a send each for the rest";
   EXPECT_FALSE(batch.uses_ring()) << "what a ring did not take it might send later: it is dropped";
   EXPECT_FALSE(batch.ring_problem().empty());
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
+  for (std::size_t i = 0; i < w.size(); ++i) {
     EXPECT_EQ(batch.result(i).what, status::written) << i;
-    EXPECT_EQ(batch.result(i).bytes, messages[i].size()) << i;
-    EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i << ": once, whole, by one path or the other";
+    EXPECT_EQ(batch.result(i).bytes, w.messages[i].size()) << i;
   }
+  w.expect_each_received_once();  // by one path or the other
   batch.clear();
-  for (std::size_t i = 0; i < pairs.size(); ++i) batch.add(pairs[i]->ours, bytes_of(messages[i]));
-  EXPECT_EQ(batch.submit(), pairs.size()) << "a send each from then on";
-  for (std::size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(drain(pairs[i]->theirs), messages[i]) << i;
+  w.add_to(batch);
+  EXPECT_EQ(batch.submit(), w.size()) << "a send each from then on";
+  w.expect_each_received_once();
+}
+
+TEST(SendBatchRingFailure, AWriteTheRingTookButNeverAnsweredFailsRatherThanGoingTwice) {
+  if (const std::string problem = send_batch::probe(); !problem.empty()) GTEST_SKIP() << problem;
+  const writes w(5, "a message of a batch whose answers stopped,");
+  send_batch batch(true);
+  ASSERT_TRUE(batch.uses_ring()) << batch.ring_problem();
+  batch.answer_at_most_for_test(2);
+  w.add_to(batch);
+  EXPECT_EQ(batch.submit(), 1u) << "the ring's call only: nothing is sent again";
+  EXPECT_FALSE(batch.uses_ring()) << "a ring whose answers stopped is dropped";
+  EXPECT_NE(batch.ring_problem().find("Input/output error"), std::string::npos) << batch.ring_problem();
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(batch.result(i).what, status::written) << i;
+    EXPECT_EQ(batch.result(i).bytes, w.messages[i].size()) << i;
+  }
+  for (std::size_t i = 2; i < w.size(); ++i)
+    EXPECT_EQ(batch.result(i).what, status::failed) << i << ": taken, unanswered: its connection closes";
+  // The kernel sent what it took (MSG_DONTWAIT sends complete at once):
+  // each went once, never a second time by send().
+  w.expect_each_received_once();
+  batch.clear();
+  w.add_to(batch);
+  EXPECT_EQ(batch.submit(), w.size()) << "a send each from then on";
+  w.expect_each_received_once();
 }
 
 }  // namespace
