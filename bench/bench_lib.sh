@@ -27,6 +27,32 @@ parse_bench_args() {  # parse_bench_args HELP_END "$@"
   if ((QUICK)); then QUIET_WAIT=${QUIET_WAIT:-0}; else QUIET_WAIT=${QUIET_WAIT:-120}; fi
 }
 
+# cpu_placement: SERVER_ON and LOADGEN_ON, the prefixes that start the
+# servers (gateway, workers, peers, Redis where a script starts it) and the
+# load generator on the CPUs of SERVER_CPUS and LOADGEN_CPUS (taskset lists
+# such as 0-1 or 2,3), or empty when unset: the scheduler places them. On a
+# host with cores to spare, a load generator on cores of its own measures
+# the servers, not their contention with it; on two cores, pinned, the
+# load generator's own queueing becomes every server's floor (BENCHMARKS,
+# "Fifteenth step"). PLACEMENT describes it for the results.
+# shellcheck disable=SC2034  # SERVER_ON, LOADGEN_ON and PLACEMENT are for the scripts that source this
+cpu_placement() {
+  SERVER_ON=()
+  LOADGEN_ON=()
+  PLACEMENT="the scheduler's"
+  [[ -n ${SERVER_CPUS:-} || -n ${LOADGEN_CPUS:-} ]] || return 0
+  command -v taskset >/dev/null || die "SERVER_CPUS/LOADGEN_CPUS need taskset (util-linux)"
+  local name list
+  for name in SERVER_CPUS LOADGEN_CPUS; do
+    list=${!name:-}
+    [[ -z $list ]] || taskset -c "$list" true 2>/dev/null ||
+      die "$name=$list: not a CPU list of this machine (online: $(cat /sys/devices/system/cpu/online))"
+  done
+  [[ -z ${SERVER_CPUS:-} ]] || SERVER_ON=(taskset -c "$SERVER_CPUS")
+  [[ -z ${LOADGEN_CPUS:-} ]] || LOADGEN_ON=(taskset -c "$LOADGEN_CPUS")
+  PLACEMENT="servers on CPUs ${SERVER_CPUS:-any}, load generator on CPUs ${LOADGEN_CPUS:-any}"
+}
+
 # bin_beside OVERRIDE ANCHOR NAME: the binary to run: OVERRIDE if set, else
 # NAME beside the ANCHOR binary if it is there, else build/bin/NAME.
 bin_beside() {
@@ -148,7 +174,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_redis() {  # a fresh redis-server on a free loopback port: sets REDIS_PID, REDIS_URL
   local port i
   port=$(free_port)
-  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --loglevel warning \
+  "${SERVER_ON[@]}" redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --loglevel warning \
     >"$WORK/redis.log" 2>&1 &
   REDIS_PID=$!
   for ((i = 0; i < 100; ++i)); do
@@ -191,21 +217,21 @@ start_echo_kind() {
   ECHO_PATH=/
   WORKER_PID=""
   case "$kind" in
-    framegate) "$GATEWAY" --echo --listen 127.0.0.1:0 --threads 1 --admin off >"$log" 2>&1 & ;;
+    framegate) "${SERVER_ON[@]}" "$GATEWAY" --echo --listen 127.0.0.1:0 --threads 1 --admin off >"$log" 2>&1 & ;;
     workers)
       mkdir -p "$dir/links"
-      "$GATEWAY" --listen 127.0.0.1:0 --threads 1 --link-dir "$dir/links" --admin off >"$log" 2>&1 &
+      "${SERVER_ON[@]}" "$GATEWAY" --listen 127.0.0.1:0 --threads 1 --link-dir "$dir/links" --admin off >"$log" 2>&1 &
       ECHO_PATH=/echo
       ;;
-    ws) node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
-    uws) node "$BENCH/peers/uws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
-    uws-native) "$UWS_NATIVE_BIN" echo 0 127.0.0.1 >"$log" 2>&1 & ;;
+    ws) "${SERVER_ON[@]}" node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
+    uws) "${SERVER_ON[@]}" node "$BENCH/peers/uws-echo.js" 0 127.0.0.1 >"$log" 2>&1 & ;;
+    uws-native) "${SERVER_ON[@]}" "$UWS_NATIVE_BIN" echo 0 127.0.0.1 >"$log" 2>&1 & ;;
     *) die "unknown server kind '$kind' (framegate, workers, ws, uws, uws-native)" ;;
   esac
   SERVER_PID=$!
   wait_listening "$log" 'listening on [^ ]+:[0-9]+'
   [[ $kind == workers ]] || return 0
-  "$WORKER" --id w1 --link-dir "$dir/links" >"$dir/worker.log" 2>&1 &
+  "${SERVER_ON[@]}" "$WORKER" --id w1 --link-dir "$dir/links" >"$dir/worker.log" 2>&1 &
   WORKER_PID=$!
   for _ in $(seq 100); do
     grep -q "worker 'w1' .*registered" "$log" && return 0
@@ -282,14 +308,14 @@ start_rooms_server() {
       local broker=(--no-redis)
       [[ -n "${REDIS_URL:-}" ]] && broker=(--redis "$REDIS_URL")
       # shellcheck disable=SC2153  # WORKERS is set by the script that sources this
-      FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" "${broker[@]}" \
+      FRAMEGATE_THREADS="${GATEWAY_THREADS:-0}" "${SERVER_ON[@]}" "$FRAMEGATE" up --listen 127.0.0.1:0 --workers "$WORKERS" "${broker[@]}" \
         --admin "$GATEWAY_ADMIN" --worker-admin 127.0.0.1:0 --log-level info "$@" >"$WORK/server.log" 2>&1 &
       SERVER_PID=$!
       wait_listening "$WORK/server.log" 'gateway listening on ws://[0-9.]+:[0-9]+/?'
       add_supervisor_probes "$SERVER_PID" "$WORKERS" ""
       ;;
     node)
-      node "$BENCH/peers/node-cluster-rooms.js" --port 0 --workers "$WORKERS" --redis "$REDIS_URL" "$@" \
+      "${SERVER_ON[@]}" node "$BENCH/peers/node-cluster-rooms.js" --port 0 --workers "$WORKERS" --redis "$REDIS_URL" "$@" \
         >"$WORK/server.log" 2>&1 &
       SERVER_PID=$!
       wait_listening "$WORK/server.log" 'listening on [0-9.]+:[0-9]+'
@@ -306,9 +332,9 @@ start_rooms_server() {
       ;;
     uws | uws-native)
       if [[ $kind == uws ]]; then
-        node "$BENCH/peers/uws-rooms.js" --port 0 --host 127.0.0.1 "$@" >"$WORK/server.log" 2>&1 &
+        "${SERVER_ON[@]}" node "$BENCH/peers/uws-rooms.js" --port 0 --host 127.0.0.1 "$@" >"$WORK/server.log" 2>&1 &
       else
-        "$UWS_NATIVE_BIN" rooms 0 127.0.0.1 "$@" >"$WORK/server.log" 2>&1 &
+        "${SERVER_ON[@]}" "$UWS_NATIVE_BIN" rooms 0 127.0.0.1 "$@" >"$WORK/server.log" 2>&1 &
       fi
       SERVER_PID=$!
       wait_listening "$WORK/server.log" 'listening on [0-9.]+:[0-9]+'
@@ -429,3 +455,5 @@ wait_loadgen_ready() {
     sleep 0.1
   done
 }
+
+cpu_placement  # every script that sources this starts its processes where asked

@@ -83,7 +83,7 @@ trace() {
 count() {
   local kind=$1 loadgen_pid rc=0
   start_echo_kind "$kind" "$WORK" || return 1
-  "$LOADGEN" --url "ws://127.0.0.1:$PORT$ECHO_PATH" --mode rate --connections "$CONNECTIONS" --size 256 \
+  "${LOADGEN_ON[@]}" "$LOADGEN" --url "ws://127.0.0.1:$PORT$ECHO_PATH" --mode rate --connections "$CONNECTIONS" --size 256 \
     --rate-per-conn-ms "$RATE_MS" --warmup 1 --duration $((TRACE_SECONDS + 3)) >"$WORK/$kind.loadgen" 2>&1 &
   loadgen_pid=$!
   sleep 2

@@ -414,6 +414,8 @@ def main():
     ap.add_argument("--opcode", default="text")
     ap.add_argument("--idle-connections", default="0")
     ap.add_argument("--uws-native", default="", help="the uws-native peer's binary, if it ran")
+    ap.add_argument("--placement", default="the scheduler's",
+                    help="where the servers and the load generator ran (SERVER_CPUS, LOADGEN_CPUS)")
     args = ap.parse_args()
     wanted = args.peers.split()
     peers = [p for p in PEERS if p in wanted]
@@ -426,6 +428,7 @@ def main():
         "framegate": {"binary": args.gateway, "threads": int(args.gateway_threads), "mode": "--echo",
                       **binary_identity(args.gateway)},
         "opcode": args.opcode,
+        "placement": args.placement,
         "workloads": [],
         "rows": [],
     }
@@ -527,7 +530,7 @@ def main():
     if "workers" in peers:
         line += (f"workers: gateway --threads {args.gateway_threads} + {args.workers} framegate-worker "
                  f"(/echo app; server CPU = gateway + workers); ")
-    line += f"{args.opcode} messages; loadgen 1 thread."
+    line += f"{args.opcode} messages; loadgen 1 thread; CPU placement: {args.placement}."
     print(line)
     print()
     if "uws" in peers:

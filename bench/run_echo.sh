@@ -26,6 +26,9 @@
 #   WORKERS                 worker processes of the `workers` kind (default 1; on a 2-core box the
 #                           gateway thread, one worker and the load generator already share the cores)
 #   OPCODE                  text|binary (default text: both servers validate UTF-8, as in production)
+#   SERVER_CPUS, LOADGEN_CPUS  taskset CPU lists for the servers (gateway, workers, peers) and the
+#                           load generator, e.g. 0-1 and 2-3 on a 4-core host: the load generator on
+#                           cores of its own (default: unset, the scheduler places every process)
 #   RESULTS_DIR             where echo-<date>.json goes (default bench/results)
 #   QUIET_WAIT              before each run, seconds to wait for other processes to go quiet
 #                           (default 120; 0 with --quick). A full run starts with a warm-up run
@@ -193,21 +196,22 @@ start_server() {
   SERVER_PATH="/"
   case "$kind" in
     framegate)
-      "$GATEWAY" --echo --listen 127.0.0.1:0 --threads "$GATEWAY_THREADS" --admin off >"$log" 2>&1 &
+      "${SERVER_ON[@]}" "$GATEWAY" --echo --listen 127.0.0.1:0 --threads "$GATEWAY_THREADS" --admin off >"$log" 2>&1 &
       ;;
     workers)
       LINK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fg-echo-link.XXXXXX")
-      "$GATEWAY" --listen 127.0.0.1:0 --threads "$GATEWAY_THREADS" --link-dir "$LINK_DIR" --admin off >"$log" 2>&1 &
+      "${SERVER_ON[@]}" "$GATEWAY" --listen 127.0.0.1:0 --threads "$GATEWAY_THREADS" --link-dir "$LINK_DIR" --admin off \
+        >"$log" 2>&1 &
       SERVER_PATH="/echo"
       ;;
     ws)
-      node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 &
+      "${SERVER_ON[@]}" node "$BENCH/peers/ws-echo.js" 0 127.0.0.1 >"$log" 2>&1 &
       ;;
     uws)
-      node "$BENCH/peers/uws-echo.js" 0 127.0.0.1 >"$log" 2>&1 &
+      "${SERVER_ON[@]}" node "$BENCH/peers/uws-echo.js" 0 127.0.0.1 >"$log" 2>&1 &
       ;;
     uws-native)
-      "$UWS_NATIVE_BIN" echo 0 127.0.0.1 >"$log" 2>&1 &
+      "${SERVER_ON[@]}" "$UWS_NATIVE_BIN" echo 0 127.0.0.1 >"$log" 2>&1 &
       ;;
   esac
   SERVER_PID=$!
@@ -228,7 +232,7 @@ start_server() {
   # "worker 'wK' (pid P, ...) registered" line per worker.
   local k registered=0
   for ((k = 1; k <= WORKERS; k++)); do
-    "$WORKER" --id "w$k" --link-dir "$LINK_DIR" >"${log%.server.log}.worker-w$k.log" 2>&1 &
+    "${SERVER_ON[@]}" "$WORKER" --id "w$k" --link-dir "$LINK_DIR" >"${log%.server.log}.worker-w$k.log" 2>&1 &
     WORKER_PIDS+=("$!")
     WORKER_IDS+=("w$k")
   done
@@ -323,7 +327,7 @@ run_one() {
   [[ $kind == workers ]] && what="gateway pid $SERVER_PID, workers ${WORKER_PIDS[*]}"
   echo "[run_echo] $workload against $kind ($what, port $SERVER_PORT): framegate-loadgen $*" >&2
   local rc=0 lg
-  "$LOADGEN" --url "ws://127.0.0.1:$SERVER_PORT$SERVER_PATH" --opcode "$OPCODE" --server-pid "$SERVER_PID" \
+  "${LOADGEN_ON[@]}" "$LOADGEN" --url "ws://127.0.0.1:$SERVER_PORT$SERVER_PATH" --opcode "$OPCODE" --server-pid "$SERVER_PID" \
     --json "$json" "$@" >"$RAW_DIR/$workload.$kind.summary.txt" 2>"$progress" &
   lg=$!
   if [[ $kind == workers ]]; then
@@ -407,7 +411,7 @@ OUT_JSON="$RESULTS_DIR/echo-$STAMP.json"
 python3 "$BENCH/echo_report.py" --raw "$RAW_DIR" --out "$OUT_JSON" --quick "$QUICK" --peers "$PEERS" \
   --gateway "$GATEWAY" --worker "$WORKER" --workers "$WORKERS" \
   --gateway-threads "$GATEWAY_THREADS" --opcode "$OPCODE" --idle-connections "$IDLE_N" \
-  --uws-native "${UWS_NATIVE_BIN:-}"
+  --uws-native "${UWS_NATIVE_BIN:-}" --placement "$PLACEMENT"
 echo "[run_echo] results: $OUT_JSON" >&2
 # Debian's python3-matplotlib lives in the system interpreter, which may not be
 # the python3 first on PATH (pyenv, venv): use whichever can import it.

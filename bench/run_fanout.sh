@@ -42,6 +42,9 @@
 #                           "history100:--history-size,100 history0:--history-size,0"
 #                           (default: one run with no extra arguments)
 #   LOADGEN_THREADS         load generator threads (default 1)
+#   SERVER_CPUS, LOADGEN_CPUS  taskset CPU lists for the servers (framegate up and its children,
+#                           Redis, the peers) and the load generator (default: unset, the
+#                           scheduler places every process)
 #   DURATION                seconds per run (default 15; 5 with --quick)
 #   RESULTS_DIR             where fanout-<date>[-runN].json goes (default bench/results)
 #   QUIET_WAIT              before each run, seconds to wait for the 1-minute load
@@ -129,7 +132,7 @@ run_one() {
   [[ -n "$GATEWAY_ADMIN" ]] && writes_before=$(gateway_write_counters "$GATEWAY_ADMIN")
   set +e
   # shellcheck disable=SC2046
-  "$LOADGEN" --mode rooms --url "ws://127.0.0.1:$PORT/rooms" $(workload_args "$wl") \
+  "${LOADGEN_ON[@]}" "$LOADGEN" --mode rooms --url "ws://127.0.0.1:$PORT/rooms" $(workload_args "$wl") \
     --threads "$LOADGEN_THREADS" --duration "$DURATION" --join-settle 1 --drain 2 --drain-max 10 \
     --connect-rate 2000 "${PROBES[@]}" --json "$out" --no-progress >"$stem.txt" 2>"$stem.err"
   rc=$?

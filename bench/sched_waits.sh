@@ -17,11 +17,13 @@
 #              where a saturated machine's tail comes from
 #   wake-ups/s voluntary context switches (went to sleep, was woken)
 #   preempted/s involuntary ones (taken off a CPU while it had work)
+#   on CPUs    where its threads may run (SERVER_CPUS, LOADGEN_CPUS; all of them by default)
 # and the load generator's p50 / p99 of the same run.
 #
 # Environment: FRAMEGATE_GATEWAY_BIN, FRAMEGATE_WORKER_BIN, FRAMEGATE_LOADGEN_BIN,
 # UWS_NATIVE_BIN, PEERS, ROUNDS (1), WINDOW seconds (5), RATE_MS (20),
-# CONNECTIONS (1000), QUIET_WAIT.
+# CONNECTIONS (1000), QUIET_WAIT, SERVER_CPUS and LOADGEN_CPUS (taskset lists:
+# the load generator on cores of its own; default: the scheduler's placement).
 # Output: a markdown table on stdout. Exit code 1 if a run failed.
 set -euo pipefail
 
@@ -53,7 +55,8 @@ LOADGEN_PID=""
 trap 'stop_pid "$LOADGEN_PID" loadgen; stop_pid "$WORKER_PID" worker; stop_server; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
-# snapshot NAME PID: one line per thread of PID: "NAME TID run_ns wait_ns voluntary involuntary".
+# snapshot NAME PID: one line per thread of PID: "NAME TID run_ns wait_ns voluntary involuntary cpus"
+# (cpus: the CPUs the thread may run on, Cpus_allowed_list).
 # One awk for all of a process's threads: a fork per thread would take CPU
 # from the run it measures, and bash's `read` re-reads a /proc file at every
 # line (an lseek regenerates it), so a busy thread's counters could tear.
@@ -62,8 +65,9 @@ snapshot() {
   for t in /proc/"$2"/task/*; do files+=("$t/schedstat" "$t/status"); done
   awk -v name="$1" '
     FILENAME ~ /schedstat$/ { tid = FILENAME; sub(/^.*task\//, "", tid); sub(/\/.*$/, "", tid); run = $1; wait = $2 }
+    /^Cpus_allowed_list:/ { cpus = $2 }
     /^voluntary_ctxt_switches:/ { vol = $2 }
-    /^nonvoluntary_ctxt_switches:/ { print name, tid, run, wait, vol, $2 }
+    /^nonvoluntary_ctxt_switches:/ { print name, tid, run, wait, vol, $2, cpus }
   ' "${files[@]}" 2>/dev/null || true
 }
 
@@ -77,7 +81,7 @@ snapshot_run() {  # snapshot_run KIND: the server's, the worker's and the load g
 measure() {
   local kind=$1 round=$2 out=$WORK/$2.$1
   start_echo_kind "$kind" "$WORK" || return 1
-  "$LOADGEN" --url "ws://127.0.0.1:$PORT$ECHO_PATH" --mode rate --connections "$CONNECTIONS" --size 256 \
+  "${LOADGEN_ON[@]}" "$LOADGEN" --url "ws://127.0.0.1:$PORT$ECHO_PATH" --mode rate --connections "$CONNECTIONS" --size 256 \
     --rate-per-conn-ms "$RATE_MS" --warmup 2 --duration $((WINDOW + 2)) --json "$out.json" \
     >"$out.loadgen" 2>&1 &
   LOADGEN_PID=$!
@@ -104,26 +108,28 @@ for ((round = 1; round <= ROUNDS; ++round)); do
     measure "$kind" "$round" || FAILED=1
   done
 done
-python3 - "$WORK" "$WINDOW" "$ROUNDS" "$PEERS" <<'PY'
+python3 - "$WORK" "$WINDOW" "$ROUNDS" "$PEERS" "$PLACEMENT" <<'PY'
 import json, os, sys
-work, window, rounds, peers = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
+work, window, rounds, peers, placement = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5]
 
 def threads(path):
-    out = {}
+    out, cpus = {}, {}
     for line in open(path):
-        name, tid, *nums = line.split()
+        name, tid, *nums, allowed = line.split()
         out[(name, tid)] = [int(n) for n in nums]
-    return out
+        cpus.setdefault(name, set()).add(allowed)
+    return out, cpus
 
-print(f"Scheduler accounting over a {window:g} s window (cpu and run queue: % of one core's time):\n")
-print("| server | round | p50 / p99 | process | cpu | run queue | wake-ups/s | preempted/s |")
-print("|---|---:|---|---|---:|---:|---:|---:|")
+print(f"Scheduler accounting over a {window:g} s window (cpu and run queue: % of one core's time); "
+      f"CPU placement: {placement}.\n")
+print("| server | round | p50 / p99 | process | cpu | run queue | wake-ups/s | preempted/s | on CPUs |")
+print("|---|---:|---|---|---:|---:|---:|---:|---|")
 for r in range(1, rounds + 1):
     for kind in peers:
         base = os.path.join(work, f"{r}.{kind}")
         if not os.path.exists(base + ".after"):
             continue
-        before, after = threads(base + ".before"), threads(base + ".after")
+        (before, _), (after, allowed) = threads(base + ".before"), threads(base + ".after")
         per = {}
         for key, b in before.items():
             a = after.get(key)
@@ -138,6 +144,6 @@ for r in range(1, rounds + 1):
             latency = "-"
         for name, (run, wait, vol, inv) in per.items():
             print(f"| {kind} | {r} | {latency} | {name} | {run / window / 1e7:.1f}% | {wait / window / 1e7:.1f}% "
-                  f"| {vol / window:,.0f} | {inv / window:,.0f} |")
+                  f"| {vol / window:,.0f} | {inv / window:,.0f} | {' '.join(sorted(allowed[name]))} |")
 PY
 exit "$FAILED"
