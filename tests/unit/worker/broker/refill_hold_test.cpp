@@ -52,9 +52,9 @@ TEST(RefillHold, AHeldDeliveryOwnsItsBytes) {
   h.begin("R");
   std::string payload = "hello", epoch = "ep1", deflated = "\xf2\x48\x05";
   ASSERT_EQ(h.keep("R", payload, room_position{epoch, 3}, deflated_segment{deflated, 5}), kept::held);
-  payload.assign("XXXXX");
-  epoch.assign("XXX");
-  deflated.assign("XXX");
+  payload.assign("gone!");
+  epoch.assign("new");
+  deflated.assign("new");
   const auto held = h.end("R");
   ASSERT_EQ(held.size(), 1u);
   EXPECT_EQ(held[0].payload, "hello");
