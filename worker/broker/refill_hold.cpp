@@ -10,6 +10,9 @@ void refill_hold::begin(std::string_view room) {
 
 refill_hold::kept refill_hold::keep(std::string_view room, std::string_view payload, room_position at,
                                     deflated_segment pre) {
+  // Every live delivery asks: with no refill reading (nearly always), not
+  // even the room's name is hashed.
+  if (rooms_.empty()) return kept::not_held;
   const auto it = rooms_.find(room);
   if (it == rooms_.end()) return kept::not_held;
   room_hold& h = it->second;
